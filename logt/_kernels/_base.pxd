@@ -1,0 +1,36 @@
+# cython: language_level=3
+"""C-level protocol shared by logt's compiled oracles, domains and step loops.
+
+A compiled step loop (``logt._kernels._steps``) calls these methods without the
+GIL, so one SGD step never enters the interpreter. Other Cython code can
+``cimport`` them:
+
+    from logt._kernels._base cimport CompiledOracle, CompiledDomain
+
+Points are C-contiguous float64 buffers of ``size`` doubles (a d x d matrix is
+d*d doubles in C order). Neither method allocates or touches Python objects.
+"""
+from numpy.random cimport bitgen_t
+
+cdef class CompiledDomain:
+    cdef readonly tuple shape          # shape of a point
+    cdef readonly Py_ssize_t size      # number of doubles in a point
+    cdef object _lock                  # serializes Python-level calls on one object (workspaces)
+
+    # Project x (``size`` doubles) onto the domain in place.
+    # Returns 0 on success, else a nonzero code (a LAPACK ``info``).
+    cdef int project_inplace(self, double* x) noexcept nogil
+
+
+cdef class CompiledOracle:
+    cdef readonly tuple shape
+    cdef readonly Py_ssize_t size
+    cdef object _lock
+
+    # out[:] = mean of B independent stochastic gradients at x, drawing from rng.
+    # The caller holds the generator's lock. Returns 0 on success.
+    cdef int mean_grad_into(self, const double* x, Py_ssize_t B,
+                            bitgen_t* rng, double* out) noexcept nogil
+
+
+cdef bitgen_t* bitgen_of(object generator) except NULL

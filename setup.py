@@ -1,0 +1,60 @@
+"""Build logt's compiled kernels: every ``logt/**/*.pyx`` becomes an extension.
+
+Plain C helpers live in ``csrc/`` (with headers) and are linked into the
+extensions listed in ``C_SOURCES``.
+"""
+import glob
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# extension module -> plain C files from csrc/ compiled into it
+C_SOURCES = {
+    "logt._kernels._psd": ["csrc/logt_jacobi.c"],
+}
+
+
+def extensions():
+    exts = []
+    for pyx in sorted(glob.glob(os.path.join("logt", "**", "*.pyx"), recursive=True)):
+        name = os.path.splitext(pyx)[0].replace(os.sep, ".")
+        sources = [pyx] + [s for s in C_SOURCES.get(name, []) if os.path.exists(s)]
+        exts.append(
+            Extension(
+                name,
+                sources,
+                include_dirs=[numpy.get_include(), "csrc"],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=["-O3"],
+            )
+        )
+    return exts
+
+
+setup(
+    packages=[
+        "logt",
+        "logt._kernels",
+        "logt.domains",
+        "logt.oracles",
+        "logt.methods",
+        "logt.experiments",
+        "logt.bench",
+    ],
+    package_data={"logt._kernels": ["*.pxd"], "logt": ["py.typed"]},
+    ext_modules=cythonize(
+        extensions(),
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    ),
+    zip_safe=False,
+)
