@@ -1,1 +1,1 @@
-"""logt.methods."""
+"""Epoch drivers, one module per method: logt (Algorithm 1), sgd, epoch_gd."""

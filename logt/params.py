@@ -1,0 +1,184 @@
+"""Parameter rules of Algorithm 1 (Theorems 1 and 2) and its closed-form counts.
+
+Notation is the paper's: ``eta`` step size, ``M`` updates per epoch, ``B1``
+first mini-batch size, ``T`` budget of oracle calls, ``L`` smoothness,
+``lam`` strong convexity. Epoch ``k`` (1-based) uses mini-batches of
+``B^k = B1 * 2**(k-1)`` and costs ``2*M*B^k`` oracle calls and ``2*M``
+projections.
+
+Rounding rule
+-------------
+``M`` and ``B1`` must be whole numbers. logt rounds both UP,
+``M = ceil(M_exact)`` and ``B1 = max(1, ceil(B1_exact))`` (after removing
+floating-point noise of 1e-9 relative, so an exact 48.0 stays 48): the
+analysis needs ``M >= 4/(eta*lam)`` (enough contraction per epoch) and a batch
+at least as large as the rule's (enough variance reduction), and both
+inequalities survive rounding up. ``eta`` is never rounded. Every count is then
+computed from the rounded values: the number of complete epochs is the largest
+``k`` with ``2*M*B1*(2**k - 1) <= T``, the projections are exactly
+``2*M*k`` and the oracle calls ``2*M*B1*(2**k - 1) <= T``; calls left over
+after the last complete epoch are not used.
+"""
+from dataclasses import asdict, dataclass
+import math
+
+_SQRT6 = math.sqrt(6.0)
+
+
+def _ceil(x):
+    """Ceiling that ignores floating-point noise (48.00000000001 -> 48)."""
+    r = round(x)
+    if abs(x - r) <= 1e-9 * max(1.0, abs(x)):
+        return int(r)
+    return int(math.ceil(x))
+
+
+@dataclass(frozen=True)
+class LogTParams:
+    """Parameters of Algorithm 1 after rounding.
+
+    eta : step size; M : updates per epoch (int >= 1); B1 : first batch (int >= 1);
+    rule : "theorem1", "theorem2" or "explicit"; M_exact, B1_exact : the real
+    values before rounding (None for explicit values); alpha, delta : Theorem 2 only.
+    """
+    eta: float
+    M: int
+    B1: int
+    rule: str
+    M_exact: float | None = None
+    B1_exact: float | None = None
+    alpha: float | None = None
+    delta: float | None = None
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def check_L_lam(L, lam):
+    """Validate ``0 < lam <= L < inf``; returns floats."""
+    for name, v in (("L", L), ("lam", lam)):
+        if v is None:
+            raise ValueError(f"{name} is required (pass it, or use an oracle that defines it)")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+            raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be finite, got {v}")
+    L, lam = float(L), float(lam)
+    if lam <= 0:
+        raise ValueError(f"lam must be > 0 (strong convexity), got {lam}")
+    if L < lam:
+        raise ValueError(f"L must be >= lam (an L-smooth, lam-strongly convex F has L >= lam), got L={L} < lam={lam}")
+    return L, lam
+
+
+def theorem1(L, lam):
+    """Theorem 1: ``eta = 1/(sqrt(6) L)``, ``M = 4/(eta lam)``, ``B1 = 12 eta lam``, rounded up."""
+    L, lam = check_L_lam(L, lam)
+    eta = 1.0 / (_SQRT6 * L)
+    M_exact = 4.0 / (eta * lam)
+    B1_exact = 12.0 * eta * lam
+    return LogTParams(eta=eta, M=max(1, _ceil(M_exact)), B1=max(1, _ceil(B1_exact)),
+                      rule="theorem1", M_exact=M_exact, B1_exact=B1_exact)
+
+
+def theorem2_alpha(T, delta, M, eta, lam):
+    """Theorem 2's ``alpha`` (and its ``k_dag``) by a fixed point over the epoch count.
+
+    ``alpha(k)`` grows with ``k`` (through ``delta_t = delta/k``) and the epoch
+    count ``k_dag(alpha) = floor(log2(T/(8 alpha) + 1))`` falls with ``alpha``.
+    logt takes the smallest ``k >= 1`` with ``k_dag(alpha(k)) <= k``: then at most
+    ``k`` epochs run, each with failure probability ``delta/k``, so the union bound
+    over epochs holds. Returns ``(alpha, k)``.
+    """
+    N = math.ceil(math.log2(4.0 * M * T / (eta * lam)))
+
+    def alpha_of(k):
+        dt = delta / k
+        a = math.log(8.0 * M / dt)
+        b = math.log(4.0 * N / dt)
+        return max(400.0 * a * a, 1.0 + 64.0 * a * a * (b + (4.0 / 9.0) * b * b))
+
+    k = 1
+    while True:
+        alpha = alpha_of(k)
+        k_dag = math.floor(math.log2(T / (8.0 * alpha) + 1.0))
+        if k_dag <= k:
+            return alpha, k
+        k += 1
+
+
+def theorem2(L, lam, T, delta):
+    """Theorem 2 (probability ``1 - delta``): Theorem 1's ``eta`` and ``M``, ``B1 = alpha eta lam``."""
+    L, lam = check_L_lam(L, lam)
+    if delta is None:
+        raise ValueError("params='theorem2' needs delta (the failure probability, 0 < delta < 1)")
+    if not (0.0 < float(delta) < 1.0):
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    T = check_T(T)
+    eta = 1.0 / (_SQRT6 * L)
+    M_exact = 4.0 / (eta * lam)
+    M = max(1, _ceil(M_exact))
+    alpha, _ = theorem2_alpha(T, float(delta), M, eta, lam)
+    B1_exact = alpha * eta * lam
+    return LogTParams(eta=eta, M=M, B1=max(1, _ceil(B1_exact)), rule="theorem2",
+                      M_exact=M_exact, B1_exact=B1_exact, alpha=alpha, delta=float(delta))
+
+
+def explicit(eta, M, B1):
+    """User-chosen ``eta > 0`` and whole ``M >= 1``, ``B1 >= 1`` (no rounding: non-integers are refused)."""
+    if eta is None or M is None or B1 is None:
+        raise ValueError("explicit parameters need all of eta, M and B1")
+    eta = float(eta)
+    if not math.isfinite(eta) or eta <= 0:
+        raise ValueError(f"eta must be a finite number > 0, got {eta}")
+    out = []
+    for name, v in (("M", M), ("B1", B1)):
+        if isinstance(v, bool) or int(v) != v:
+            raise ValueError(f"{name} must be a whole number, got {v!r}")
+        if int(v) < 1:
+            raise ValueError(f"{name} must be >= 1, got {v}")
+        out.append(int(v))
+    return LogTParams(eta=eta, M=out[0], B1=out[1], rule="explicit")
+
+
+def check_T(T):
+    """Validate the budget ``T`` (an int >= 1)."""
+    if isinstance(T, bool) or not isinstance(T, int) and not (hasattr(T, "__index__")):
+        raise TypeError(f"T must be an int, got {type(T).__name__}")
+    T = int(T)
+    if T < 1:
+        raise ValueError(f"T must be >= 1, got {T}")
+    return T
+
+
+def min_T(M, B1):
+    """Smallest budget with one complete epoch: ``2*M*B1``."""
+    return 2 * M * B1
+
+
+def n_epochs(T, M, B1):
+    """Number of complete epochs: the largest ``k`` with ``2*M*B1*(2**k - 1) <= T``."""
+    k = 0
+    while 2 * M * B1 * (2 ** (k + 1) - 1) <= T:
+        k += 1
+    return k
+
+
+def n_calls(M, B1, k):
+    """Oracle calls used by ``k`` complete epochs: ``2*M*B1*(2**k - 1)``."""
+    return 2 * M * B1 * (2 ** k - 1)
+
+
+def n_projections(M, k):
+    """Projections used by ``k`` complete epochs: ``2*M*k``."""
+    return 2 * M * k
+
+
+def epoch_gd_schedule(T, T1=4):
+    """Epoch-GD epoch lengths ``T1 * 2**(k-1)`` for the complete epochs that fit in ``T``."""
+    lengths, used, Tk = [], 0, T1
+    while used + Tk <= T:
+        lengths.append(Tk)
+        used += Tk
+        Tk *= 2
+    return lengths
