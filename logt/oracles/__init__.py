@@ -1,1 +1,12 @@
-"""logt.oracles."""
+"""logt.oracles: stochastic gradient oracles.
+
+* :class:`Oracle` - the protocol (``shape``, ``mean_grad``; optional ``value``,
+  ``L``, ``lam``, ``G``, ``f_star``, ``minimizer``).
+* :class:`PSDQuadratic` - the paper's toy problem, compiled.
+* :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
+"""
+from logt.oracles._protocol import Oracle
+from logt.oracles.function import FunctionOracle
+from logt.oracles.quadratic import PSDQuadratic
+
+__all__ = ["Oracle", "PSDQuadratic", "FunctionOracle"]
