@@ -17,9 +17,9 @@ C_SOURCES = {
     "logt._kernels._psd": ["csrc/logt_jacobi.c"],
 }
 
-# extension module -> extra compile / link flags (OpenMP for the parallel pair kernel)
+# extension module -> extra compile / link flags (POSIX threads for the parallel pair kernel)
 EXTRA_FLAGS = {
-    "logt._kernels._pairs": {"extra_compile_args": ["-fopenmp"], "extra_link_args": ["-fopenmp"]},
+    "logt._kernels._pairs": {"extra_compile_args": ["-pthread"], "extra_link_args": ["-pthread"]},
 }
 
 

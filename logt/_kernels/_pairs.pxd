@@ -27,7 +27,7 @@ cdef class PairGradientCore(CompiledOracle):
     cdef const double* _val
     cdef const double* _dense
     cdef const int32_t* _lab
-    cdef Py_ssize_t _max_nnz_diff
+    cdef Py_ssize_t _max_nnz_diff, _dpad
     # evaluation data and pairs
     cdef const int64_t* _e_indptr
     cdef const int32_t* _e_ind
@@ -38,8 +38,9 @@ cdef class PairGradientCore(CompiledOracle):
     cdef const double* _e_y
     # workspaces (owned by this object: one call at a time per object)
     cdef Py_ssize_t _max_chunks, _blk
-    cdef double* _V           # d*d: upper triangle of W + W^T (diagonal: W_aa)
+    cdef double* _V           # d*d: W + W^T off the diagonal, W_aa on it
     cdef double* _acc         # (max_chunks - 1) * d*d chunk accumulators
+    cdef double* _wsc         # max_chunks * dpad zeroed scratch vectors (sparse D)
     cdef int32_t* _didx       # max_chunks * max_nnz_diff
     cdef double* _dval        # max_chunks * max_nnz_diff
     cdef int32_t* _pairbuf    # 2 * SUPERBLOCK drawn pair indices

@@ -18,8 +18,9 @@ upper triangle only; the triangle is mirrored once at the end.
 Threads: all pair indices are drawn first, sequentially, from the caller's bit
 generator (in super-blocks of ``SUPERBLOCK`` pairs). The pairs are split into
 ``n_chunks`` fixed chunks (``n_chunks`` depends only on ``B`` and ``d``, never on
-the thread count), each chunk accumulates into its own buffer and the buffers
-are summed in chunk order: the result is bit-identical for every thread count.
+the thread count); threads claim whole chunks, each chunk accumulates into its
+own buffer and the buffers are summed in chunk order: the result is
+bit-identical for every thread count.
 
 Dense X: pairs are processed in blocks of ``blk``; ``D_blk`` is gathered,
 ``q = diag(D W D^T)`` comes from one ``dgemm``, and the update from two
@@ -28,10 +29,9 @@ the result is exactly symmetric).
 """
 import numpy as np
 
-from cython.parallel cimport prange
 from libc.math cimport exp, log1p, fabs, sqrt
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 from numpy.random cimport bitgen_t
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, ddot
@@ -109,51 +109,47 @@ cdef inline double _logit_loss(double z) noexcept nogil:
 
 
 cdef inline Py_ssize_t _sparse_diff(const int64_t* indptr, const int32_t* ind, const double* val,
-                                    Py_ssize_t i, Py_ssize_t j,
+                                    Py_ssize_t i, Py_ssize_t j, double* w,
                                     int32_t* didx, double* dval) noexcept nogil:
-    """D = x_i - x_j from sorted CSR rows; stores nonzeros (ascending index). Returns nnz."""
-    cdef int64_t p = indptr[i], pe = indptr[i + 1]
-    cdef int64_t r = indptr[j], re = indptr[j + 1]
-    cdef Py_ssize_t k = 0
-    cdef int32_t a, b
+    """Nonzeros of D = x_i - x_j (CSR rows, any column order), branch-free.
+
+    ``w`` is a zeroed scratch vector of length d and is left zeroed.
+    ``didx`` / ``dval`` need room for nnz(x_i) + nnz(x_j) entries. The index
+    order is x_i's columns, then x_j's columns not in x_i (not sorted), so
+    callers treat ``(didx[a], didx[b])`` for ``a <= b`` as an unordered pair.
+    Returns the number of nonzeros (cancelled entries are dropped).
+    """
+    cdef Py_ssize_t k = 0, m = 0, t
+    cdef int64_t p
+    cdef int32_t a
     cdef double v
-    while p < pe and r < re:
+    for p in range(indptr[i], indptr[i + 1]):
         a = ind[p]
-        b = ind[r]
-        if a < b:
-            didx[k] = a
-            dval[k] = val[p]
-            k += 1
-            p += 1
-        elif b < a:
-            didx[k] = b
-            dval[k] = -val[r]
-            k += 1
-            r += 1
-        else:
-            v = val[p] - val[r]
-            if v != 0.0:
-                didx[k] = a
-                dval[k] = v
-                k += 1
-            p += 1
-            r += 1
-    while p < pe:
-        didx[k] = ind[p]
-        dval[k] = val[p]
+        didx[k] = a
+        w[a] = val[p]
         k += 1
-        p += 1
-    while r < re:
-        didx[k] = ind[r]
-        dval[k] = -val[r]
-        k += 1
-        r += 1
-    return k
+    for p in range(indptr[j], indptr[j + 1]):
+        a = ind[p]
+        didx[k] = a
+        k += (w[a] == 0.0)          # a new column (or x_i's explicit zero: deduplicated below)
+        w[a] -= val[p]
+    for t in range(k):
+        a = didx[t]
+        v = w[a]
+        w[a] = 0.0
+        didx[m] = a
+        dval[m] = v
+        m += (v != 0.0)
+    return m
 
 
 cdef inline double _sparse_quad(const double* V, Py_ssize_t d, Py_ssize_t k,
                                 const int32_t* didx, const double* dval) noexcept nogil:
-    """D^T W D = sum_a D_a (V_aa D_a + sum_{b > a} V_ab D_b) on D's block."""
+    """D^T W D = sum_a D_a (V_aa D_a + sum_{b > a} V_ab D_b) on D's block.
+
+    V (d x d) is W + W^T off the diagonal and W_aa on it (both triangles),
+    so any column order of D works.
+    """
     cdef double q = 0.0, s
     cdef const double* row
     cdef Py_ssize_t a, b
@@ -169,8 +165,13 @@ cdef inline double _sparse_quad(const double* V, Py_ssize_t d, Py_ssize_t k,
 cdef void _sparse_chunk(const int64_t* indptr, const int32_t* ind, const double* val,
                         const int32_t* lab, const double* V, Py_ssize_t d,
                         const int32_t* pi, const int32_t* pj, Py_ssize_t b0, Py_ssize_t b1,
-                        double scale, int32_t* didx, double* dval, double* acc) noexcept nogil:
-    """acc (upper triangle) += sum_{b0 <= b < b1} scale * y_b * sigmoid(-z_b) * D_b D_b^T."""
+                        double scale, double* w, int32_t* didx, double* dval,
+                        double* acc) noexcept nogil:
+    """sym(acc) += sum_{b0 <= b < b1} scale * y_b * sigmoid(-z_b) * D_b D_b^T.
+
+    Each unordered index pair {s, t} of D's block is added once, to acc[s, t]
+    or acc[t, s]: the sum is ``acc + acc^T`` off the diagonal (folded at the end).
+    """
     cdef Py_ssize_t b, k, a, e
     cdef int32_t i, j
     cdef double q, y, c, ca
@@ -178,7 +179,7 @@ cdef void _sparse_chunk(const int64_t* indptr, const int32_t* ind, const double*
     for b in range(b0, b1):
         i = pi[b]
         j = pj[b]
-        k = _sparse_diff(indptr, ind, val, i, j, didx, dval)
+        k = _sparse_diff(indptr, ind, val, i, j, w, didx, dval)
         if k == 0:
             continue
         q = _sparse_quad(V, d, k, didx, dval)
@@ -191,10 +192,16 @@ cdef void _sparse_chunk(const int64_t* indptr, const int32_t* ind, const double*
                 row[didx[e]] += ca * dval[e]
 
 
-cdef inline void _zero_upper(double* acc, Py_ssize_t d) noexcept nogil:
-    cdef Py_ssize_t a
+cdef void _fill_V(const double* W, Py_ssize_t d, double* V) noexcept nogil:
+    """V = W + W^T off the diagonal, V_aa = W_aa (so D^T W D = sum_{a <= b} V_ab D_a D_b)."""
+    cdef Py_ssize_t a, e
+    cdef double s
     for a in range(d):
-        memset(acc + a * d + a, 0, (d - a) * sizeof(double))
+        V[a * d + a] = W[a * d + a]
+        for e in range(a + 1, d):
+            s = W[a * d + e] + W[e * d + a]
+            V[a * d + e] = s
+            V[e * d + a] = s
 
 
 cdef void _dense_q(const double* X, Py_ssize_t d, const int32_t* pi, const int32_t* pj,
@@ -218,6 +225,93 @@ cdef void _dense_q(const double* X, Py_ssize_t d, const int32_t* pi, const int32
         q[b] = ddot(&n, A + b * d, &inc, M + b * d, &inc)
 
 
+# ---------------------------------------------------------------- threads
+# Plain pthreads (not OpenMP): helpers are started per super-block and joined
+# with a blocking (passive) wait, so a busy machine costs at most the serial
+# time; OpenMP's default spinning barrier was measured 4-8x slower than serial
+# when another process occupied one of the two cores.
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_t:
+        pass
+    ctypedef struct pthread_mutex_t:
+        pass
+    int pthread_create(pthread_t* thread, const void* attr,
+                       void* (*start)(void*) noexcept nogil, void* arg)
+    int pthread_join(pthread_t thread, void** retval)
+    int pthread_mutex_init(pthread_mutex_t* m, const void* attr)
+    int pthread_mutex_lock(pthread_mutex_t* m)
+    int pthread_mutex_unlock(pthread_mutex_t* m)
+    int pthread_mutex_destroy(pthread_mutex_t* m)
+
+
+cdef enum:
+    MAX_HELPERS = 63
+
+
+ctypedef struct SparseJob:
+    const int64_t* indptr
+    const int32_t* ind
+    const double* val
+    const int32_t* lab
+    const double* V
+    Py_ssize_t d
+    const int32_t* qi
+    const int32_t* qj
+    Py_ssize_t nb           # pairs in this super-block
+    Py_ssize_t nc           # fixed chunks; chunk c owns pairs [c*nb/nc, (c+1)*nb/nc), its
+    double scale            # accumulator (out for c = 0, else acc + (c-1)*d*d) and scratch slot c
+    double* wsc
+    Py_ssize_t dp
+    int32_t* didx
+    double* dval
+    Py_ssize_t w
+    double* out
+    double* acc
+    pthread_mutex_t mutex
+    Py_ssize_t next_chunk
+
+
+cdef void* _chunk_worker(void* arg) noexcept nogil:
+    """Claim chunks from the shared counter until none is left (any thread may run any chunk)."""
+    cdef SparseJob* job = <SparseJob*>arg
+    cdef Py_ssize_t c, d = job.d
+    while True:
+        pthread_mutex_lock(&job.mutex)
+        c = job.next_chunk
+        job.next_chunk += 1
+        pthread_mutex_unlock(&job.mutex)
+        if c >= job.nc:
+            return NULL
+        _sparse_chunk(job.indptr, job.ind, job.val, job.lab, job.V, d, job.qi, job.qj,
+                      c * job.nb // job.nc, (c + 1) * job.nb // job.nc, job.scale,
+                      job.wsc + c * job.dp, job.didx + c * job.w, job.dval + c * job.w,
+                      job.out if c == 0 else job.acc + (c - 1) * d * d)
+
+
+cdef void _run_chunks(SparseJob* job, int nt) noexcept nogil:
+    """Run all chunks of ``job`` on the calling thread plus up to nt - 1 helpers.
+
+    A helper that cannot be started is simply not used (the caller does its work).
+    """
+    cdef pthread_t helpers[MAX_HELPERS]
+    cdef int h, started = 0
+    if nt <= 1 or job.nc <= 1:
+        job.next_chunk = 0
+        pthread_mutex_init(&job.mutex, NULL)
+        _chunk_worker(job)
+        pthread_mutex_destroy(&job.mutex)
+        return
+    pthread_mutex_init(&job.mutex, NULL)
+    for h in range(min(nt - 1, MAX_HELPERS)):
+        if pthread_create(&helpers[started], NULL, _chunk_worker, job) == 0:
+            started += 1
+    _chunk_worker(job)
+    for h in range(started):
+        pthread_join(helpers[h], NULL)
+    pthread_mutex_destroy(&job.mutex)
+
+
 # ---------------------------------------------------------------- the core class
 
 cdef class PairGradientCore(CompiledOracle):
@@ -237,6 +331,7 @@ cdef class PairGradientCore(CompiledOracle):
         self._A = NULL
         self._M = NULL
         self._q = NULL
+        self._wsc = NULL
 
     def __dealloc__(self):
         free(self._V)
@@ -247,6 +342,7 @@ cdef class PairGradientCore(CompiledOracle):
         free(self._A)
         free(self._M)
         free(self._q)
+        free(self._wsc)
 
     def _setup(self, X, labels, X_eval, ei, ej, ey, double lam, int n_threads):
         """Store validated data (called once by the Python subclass).
@@ -304,8 +400,9 @@ cdef class PairGradientCore(CompiledOracle):
             dx = X_eval
             self._e_dense = &dx[0, 0]
         self._keep = keep
-        # per-chunk D buffers, padded to separate cache lines (no false sharing between threads)
-        self._max_nnz_diff = ((max(1, min(2 * max_nnz, d)) + 15) // 16) * 16 + 16
+        # per-chunk D buffers and scratch, padded to separate cache lines (no false sharing)
+        self._max_nnz_diff = ((max(1, 2 * max_nnz) + 15) // 16) * 16 + 16
+        self._dpad = ((d + 7) // 8) * 8 + 8
         self._max_chunks = max(1, min(MAX_CHUNKS, 1 + ACC_BYTES // (8 * d * d)))
         self._blk = max(16, min(1024, (1 << 17) // d))
 
@@ -316,7 +413,9 @@ cdef class PairGradientCore(CompiledOracle):
                 self._acc = <double*>malloc((self._max_chunks - 1) * d * d * sizeof(double))
             self._didx = <int32_t*>malloc(self._max_chunks * self._max_nnz_diff * sizeof(int32_t))
             self._dval = <double*>malloc(self._max_chunks * self._max_nnz_diff * sizeof(double))
-            if (self._max_chunks > 1 and self._acc == NULL) or self._didx == NULL or self._dval == NULL:
+            self._wsc = <double*>calloc(self._max_chunks * self._dpad, sizeof(double))
+            if ((self._max_chunks > 1 and self._acc == NULL) or self._didx == NULL
+                    or self._dval == NULL or self._wsc == NULL):
                 raise MemoryError("MetricLearning workspace")
         else:
             self._A = <double*>malloc(self._blk * d * sizeof(double))
@@ -354,6 +453,7 @@ cdef class PairGradientCore(CompiledOracle):
         cdef Py_ssize_t a, e, c, s0, nb, b0, b1
         cdef Py_ssize_t nc = self._n_chunks(B)
         cdef Py_ssize_t w = self._max_nnz_diff
+        cdef Py_ssize_t dp = self._dpad
         cdef int nt = <int>min(<Py_ssize_t>n_threads, nc)
         cdef double scale = 1.0 / <double>B
         cdef double* V = self._V
@@ -361,15 +461,27 @@ cdef class PairGradientCore(CompiledOracle):
         cdef const int32_t* qi
         cdef const int32_t* qj
         cdef double s
-        # V = upper triangle of W + W^T, diagonal W_aa
-        for a in range(d):
-            V[a * d + a] = W[a * d + a]
-            for e in range(a + 1, d):
-                V[a * d + e] = W[a * d + e] + W[e * d + a]
+        cdef SparseJob job
+        _fill_V(W, d, V)
+        job.indptr = self._indptr
+        job.ind = self._ind
+        job.val = self._val
+        job.lab = self._lab
+        job.V = V
+        job.d = d
+        job.nc = nc
+        job.scale = scale
+        job.wsc = self._wsc
+        job.dp = dp
+        job.didx = self._didx
+        job.dval = self._dval
+        job.w = w
+        job.out = out
+        job.acc = self._acc
         # chunk 0 accumulates in out, chunk c > 0 in self._acc[(c-1)*d*d]
-        _zero_upper(out, d)
-        for c in range(1, nc):
-            _zero_upper(self._acc + (c - 1) * d * d, d)
+        memset(out, 0, d * d * sizeof(double))
+        if nc > 1:
+            memset(self._acc, 0, (nc - 1) * d * d * sizeof(double))
         s0 = 0
         while s0 < B:
             nb = min(<Py_ssize_t>SUPERBLOCK, B - s0)
@@ -380,29 +492,23 @@ cdef class PairGradientCore(CompiledOracle):
             else:
                 qi = pi + s0
                 qj = pj + s0
-            if nt > 1:
-                for c in prange(nc, num_threads=nt, schedule="dynamic", chunksize=1):
-                    _sparse_chunk(self._indptr, self._ind, self._val, self._lab, V, d, qi, qj,
-                                  c * nb // nc, (c + 1) * nb // nc, scale,
-                                  self._didx + c * w, self._dval + c * w,
-                                  out if c == 0 else self._acc + (c - 1) * d * d)
-            else:
-                for c in range(nc):
-                    _sparse_chunk(self._indptr, self._ind, self._val, self._lab, V, d, qi, qj,
-                                  c * nb // nc, (c + 1) * nb // nc, scale,
-                                  self._didx + c * w, self._dval + c * w,
-                                  out if c == 0 else self._acc + (c - 1) * d * d)
+            job.qi = qi
+            job.qj = qj
+            job.nb = nb
+            job.next_chunk = 0
+            _run_chunks(&job, nt)
             s0 += nb
-        # sum chunks in order, mirror the upper triangle, add lam * W
+        # sum the chunks in order, fold acc + acc^T, add lam * W
         for a in range(d):
+            s = out[a * d + a]
             for c in range(1, nc):
-                acc = self._acc + (c - 1) * d * d
-                for e in range(a, d):
-                    out[a * d + e] += acc[a * d + e]
-        for a in range(d):
-            out[a * d + a] += self.lam * W[a * d + a]
+                s += self._acc[(c - 1) * d * d + a * d + a]
+            out[a * d + a] = s + self.lam * W[a * d + a]
             for e in range(a + 1, d):
-                s = out[a * d + e]
+                s = out[a * d + e] + out[e * d + a]
+                for c in range(1, nc):
+                    acc = self._acc + (c - 1) * d * d
+                    s += acc[a * d + e] + acc[e * d + a]
                 out[a * d + e] = s + self.lam * W[a * d + e]
                 out[e * d + a] = s + self.lam * W[e * d + a]
         return 0
@@ -509,13 +615,10 @@ cdef class PairGradientCore(CompiledOracle):
         cdef Py_ssize_t a, e, b, k
         cdef double* V = self._V
         cdef double total = 0.0, q
-        for a in range(d):
-            V[a * d + a] = W[a * d + a]
-            for e in range(a + 1, d):
-                V[a * d + e] = W[a * d + e] + W[e * d + a]
+        _fill_V(W, d, V)
         for b in range(self.n_eval_pairs):
             k = _sparse_diff(self._e_indptr, self._e_ind, self._e_val, self._e_i[b], self._e_j[b],
-                             self._didx, self._dval)
+                             self._wsc, self._didx, self._dval)
             q = _sparse_quad(V, d, k, self._didx, self._dval) if k > 0 else 0.0
             total += _logit_loss(self._e_y[b] * (1.0 - q))
         return total / <double>self.n_eval_pairs

@@ -28,6 +28,7 @@ def _check_X(X, name):
             raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         X.sum_duplicates()          # also sorts the indices
+        X.eliminate_zeros()
         if not np.isfinite(X.data).all():
             raise ValueError(f"{name} contains NaN or Inf")
         X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64)),
