@@ -150,15 +150,27 @@ cdef inline double _sparse_quad(const double* V, Py_ssize_t d, Py_ssize_t k,
     V (d x d) is W + W^T off the diagonal and W_aa on it (both triangles),
     so any column order of D works.
     """
-    cdef double q = 0.0, s
+    cdef double q = 0.0, s0, s1, s2, s3
     cdef const double* row
     cdef Py_ssize_t a, b
     for a in range(k):
         row = V + <Py_ssize_t>didx[a] * d
-        s = 0.0
-        for b in range(a, k):
-            s = s + row[didx[b]] * dval[b]
-        q = q + dval[a] * s
+        # four partial sums: the row sum is not one long chain of dependent adds
+        s0 = row[didx[a]] * dval[a]
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        b = a + 1
+        while b + 3 < k:
+            s0 = s0 + row[didx[b]] * dval[b]
+            s1 = s1 + row[didx[b + 1]] * dval[b + 1]
+            s2 = s2 + row[didx[b + 2]] * dval[b + 2]
+            s3 = s3 + row[didx[b + 3]] * dval[b + 3]
+            b += 4
+        while b < k:
+            s0 = s0 + row[didx[b]] * dval[b]
+            b += 1
+        q = q + dval[a] * ((s0 + s1) + (s2 + s3))
     return q
 
 

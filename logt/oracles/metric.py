@@ -21,6 +21,13 @@ __all__ = ["MetricLearning"]
 _NORM_TOL = 1e-12
 
 
+def _n_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _check_X(X, name):
     """CSR (sorted, int64 indptr, int32 indices, float64 data) or C-contiguous float64 ndarray."""
     if sp.issparse(X):
@@ -89,8 +96,9 @@ class MetricLearning(PairGradientCore):
         Number of fixed evaluation pairs for :meth:`value` (the paper: 10^4).
     eval_rng : seed for drawing the evaluation pairs once, at construction.
     n_threads : int, optional
-        Threads of the sparse kernel (default ``min(2, os.cpu_count())``). The
-        result does not depend on it (fixed chunks summed in a fixed order).
+        Threads of the sparse kernel (default ``min(2, usable cores)``); B below
+        ~2048 pairs always runs serially. The result does not depend on it
+        (fixed chunks summed in a fixed order: bit-identical).
 
     Attributes
     ----------
@@ -119,7 +127,7 @@ class MetricLearning(PairGradientCore):
         if not (lam > 0 and math.isfinite(lam)):
             raise ValueError(f"lam must be finite and > 0, got {lam}")
         if n_threads is None:
-            n_threads = min(2, os.cpu_count() or 1)
+            n_threads = min(2, _n_cpus())
         if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
             raise ValueError(f"n_threads must be an int >= 1 or None, got {n_threads!r}")
         if isinstance(n_eval_pairs, bool) or not isinstance(n_eval_pairs, (int, np.integer)) \
