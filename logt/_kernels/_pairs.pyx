@@ -450,6 +450,8 @@ cdef class PairGradientCore(CompiledOracle):
                             bitgen_t* rng, double* out) noexcept nogil:
         if B < 1:
             return -2
+        if self._V == NULL:        # _setup never ran
+            return -3
         return self._grad(x, NULL, NULL, B, rng, self.n_threads, out)
 
     cdef int _grad(self, const double* W, const int32_t* pi, const int32_t* pj,
