@@ -17,19 +17,26 @@ C_SOURCES = {
     "logt._kernels._psd": ["csrc/logt_jacobi.c"],
 }
 
+# extension module -> extra compile / link flags (POSIX threads for the parallel pair kernel)
+EXTRA_FLAGS = {
+    "logt._kernels._pairs": {"extra_compile_args": ["-pthread"], "extra_link_args": ["-pthread"]},
+}
+
 
 def extensions():
     exts = []
     for pyx in sorted(glob.glob(os.path.join("logt", "**", "*.pyx"), recursive=True)):
         name = os.path.splitext(pyx)[0].replace(os.sep, ".")
         sources = [pyx] + [s for s in C_SOURCES.get(name, []) if os.path.exists(s)]
+        extra = EXTRA_FLAGS.get(name, {})
         exts.append(
             Extension(
                 name,
                 sources,
                 include_dirs=[numpy.get_include(), "csrc"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                extra_compile_args=["-O3"],
+                extra_compile_args=["-O3"] + extra.get("extra_compile_args", []),
+                extra_link_args=extra.get("extra_link_args", []),
             )
         )
     return exts
