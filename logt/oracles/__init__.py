@@ -3,10 +3,12 @@
 * :class:`Oracle` - the protocol (``shape``, ``mean_grad``; optional ``value``,
   ``L``, ``lam``, ``G``, ``f_star``, ``minimizer``).
 * :class:`PSDQuadratic` - the paper's toy problem, compiled.
+* :class:`MetricLearning` - regularized distance metric learning on random pairs, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
 """
 from logt.oracles._protocol import Oracle
 from logt.oracles.function import FunctionOracle
+from logt.oracles.metric import MetricLearning
 from logt.oracles.quadratic import PSDQuadratic
 
-__all__ = ["Oracle", "PSDQuadratic", "FunctionOracle"]
+__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle"]
