@@ -1,0 +1,480 @@
+# cython: language_level=3
+"""Projection onto the cone of positive semidefinite matrices (compiled kernel).
+
+For a symmetric ``A = V diag(l) V^T`` (d x d) the Frobenius projection onto the
+PSD cone ``S^d_+`` is ``Pi(A) = V diag(max(l, 0)) V^T``: drop the negative
+eigenvalues. This is the paper's ``Pi_D`` for ``D = S^d_+`` and the O(d^3) step
+the method saves.
+
+Paths (chosen per call; the result never depends on the choice beyond rounding):
+
+* ``jacobi``  d <= ``jacobi_max``: cyclic Jacobi in plain C (``csrc/logt_jacobi.c``),
+  no BLAS, no LAPACK set-up cost.
+* ``neg``     LAPACK ``dsyevr`` for the eigenpairs in ``(-bound, 0]`` only, then
+  ``Pi(A) = A + U U^T`` with ``U = V_neg sqrt(-l_neg)`` (``dsyrk``). Cheap when few
+  eigenvalues are negative.
+* ``pos``     ``dsyevr`` for the eigenpairs in ``(0, bound]`` only, then
+  ``Pi(A) = U U^T`` with ``U = V_pos sqrt(l_pos)``. Cheap when few are positive.
+* ``full``    ``dsyevr`` for the whole spectrum (MRRR), then whichever of the two
+  rebuilds needs fewer columns. A partial range makes ``dsyevr`` switch to
+  bisection + inverse iteration, which is ~2x slower than MRRR when many
+  eigenpairs are wanted, so ``full`` is used when both counts are large.
+* ``chol``    ``dpotrf`` on a copy; success proves ``A`` positive definite and ``A``
+  is returned unchanged; failure falls through to ``neg``.
+
+The adaptive choice predicts from the previous call on the same object (an
+optimizer projects a sequence of similar matrices): unknown -> ``full``;
+0 negative -> ``chol``; few negative -> ``neg``; few positive -> ``pos``;
+otherwise ``full``. A wrong prediction costs time, never accuracy.
+
+Scaling: the matrix is scaled by a power of two (exact) so that max |a_ij| is
+in [0.5, 1) before any eigensolver runs, so entries of any finite magnitude
+(1e-150, 1e150, ...) neither overflow nor underflow.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport fabs, frexp, ldexp, sqrt, isfinite
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcpy, memmove
+from scipy.linalg.cython_lapack cimport dsyevr, dpotrf
+from scipy.linalg.cython_blas cimport dsyrk
+
+from logt._kernels._base cimport CompiledDomain
+from logt._kernels._base import _check_out
+from logt._threads import blas_active, single_threaded_blas
+
+cnp.import_array()
+
+cdef extern from "logt_jacobi.h" nogil:
+    int LOGT_JACOBI_NOCONV
+    int logt_psd_project_small(int n, double *x, double *work)
+
+# Path codes (also the values of PSDProjector.last_path).
+cdef enum:
+    PATH_AUTO = 0
+    PATH_JACOBI = 1
+    PATH_NEG = 2
+    PATH_POS = 3
+    PATH_FULL = 4
+    PATH_CHOL = 5
+    PATH_ZERO = 6   # all-zero input: nothing to do
+
+cdef enum:
+    ERR_NONE = 0
+    ERR_DSYEVR = 1
+    ERR_DPOTRF = 2
+    ERR_JACOBI = 3
+
+_PATH_CODES = {"auto": PATH_AUTO, "jacobi": PATH_JACOBI, "neg": PATH_NEG,
+               "pos": PATH_POS, "full": PATH_FULL, "chol": PATH_CHOL}
+_PATH_NAMES = {v: k for k, v in _PATH_CODES.items()}
+_PATH_NAMES.update({PATH_ZERO: "zero"})
+
+#: Largest d that takes the Jacobi path by default (measured crossover vs dsyevr,
+#: 1 BLAS thread; see bench/bench_projection.py).
+JACOBI_MAX_DEFAULT = 8
+
+#: "Few" eigenvalues means at most this fraction of d (measured crossover of
+#: a partial-range dsyevr vs the full MRRR spectrum).
+FEW_FRAC_DEFAULT = 0.15
+
+#: Relative symmetry tolerance of the Python-level wrappers:
+#: ``max |A - A^T| <= SYM_TOL * max |A|`` is required.
+cdef double _SYM_TOL = 1e-10
+SYM_TOL = _SYM_TOL
+
+
+cdef inline void _mirror_upper(double* x, Py_ssize_t n) noexcept nogil:
+    """Copy the upper triangle (C order) of x onto its lower triangle."""
+    cdef Py_ssize_t i, j
+    for i in range(n):
+        for j in range(i + 1, n):
+            x[j * n + i] = x[i * n + j]
+
+
+cdef int _check_sym_copy(const double* src, double* dst, Py_ssize_t n,
+                         double tol, double* asym_out, double* amax_out) noexcept nogil:
+    """Check src finite and symmetric; then dst = (src + src^T)/2 (dst may be src).
+
+    Returns 0, 1 (non-finite entry) or 2 (not symmetric within tol); dst is
+    written only on success.
+    """
+    cdef Py_ssize_t i, j
+    cdef double u, l, amax = 0.0, asym = 0.0, t
+    for i in range(n):
+        for j in range(i, n):
+            u = src[i * n + j]
+            l = src[j * n + i]
+            if not (isfinite(u) and isfinite(l)):
+                return 1
+            t = fabs(u)
+            if t > amax:
+                amax = t
+            t = fabs(l)
+            if t > amax:
+                amax = t
+            t = fabs(u - l)
+            if t > asym:
+                asym = t
+    asym_out[0] = asym
+    amax_out[0] = amax
+    if asym > tol * amax:
+        return 2
+    for i in range(n):
+        for j in range(i, n):
+            u = src[i * n + j]
+            l = src[j * n + i]
+            if u != l:
+                u = 0.5 * u + 0.5 * l
+            dst[i * n + j] = u
+            dst[j * n + i] = u
+    return 0
+
+
+cdef class PSDProjector(CompiledDomain):
+    """Frobenius projection onto the PSD cone of d x d symmetric matrices.
+
+    ``PSDProjector(d)`` owns its LAPACK workspaces (queried once at
+    construction) and its adaptive path prediction; distinct objects are
+    independent, and Python-level calls on one object are serialized by its
+    lock. ``shape == (d, d)``, ``size == d*d``.
+
+    ``project(v, out=None)`` validates ``v`` (shape ``(d, d)``, float64-
+    convertible, finite, symmetric: ``max|v - v^T| <= 1e-10 * max|v|``),
+    symmetrizes it exactly (``(v + v^T)/2``; the projection of a matrix onto
+    the symmetric PSD cone is that of its symmetric part) and returns
+    ``Pi(v) = V diag(max(l, 0)) V^T`` in ``out`` (which may be ``v``).
+
+    The C-level ``project_inplace(x)`` (for compiled step loops) reads only
+    the upper triangle of ``x`` and writes an exactly symmetric result.
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self.mem = NULL
+        self.isuppz = NULL
+        self.work = NULL
+        self.iwork = NULL
+        self.last_path = -1
+        self.pred_neg = -1
+        self.pred_pos = -1
+
+    def __init__(self, d, *, jacobi_max=None, few_frac=None):
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"d must be an int, got {type(d).__name__}")
+        if d < 1:
+            raise ValueError(f"d must be >= 1, got {d}")
+        if d > 40000:
+            raise ValueError(f"d must be <= 40000, got {d}")
+        if self.mem != NULL:
+            raise RuntimeError("PSDProjector.__init__ called twice")
+        cdef int n = d
+        self.d = n
+        self.shape = (n, n)
+        self.size = <Py_ssize_t>n * n
+        self.jacobi_max = JACOBI_MAX_DEFAULT if jacobi_max is None else int(jacobi_max)
+        self.few_frac = FEW_FRAC_DEFAULT if few_frac is None else float(few_frac)
+        if not (0.0 <= self.few_frac <= 1.0):
+            raise ValueError(f"few_frac must be in [0, 1], got {few_frac}")
+        self.err_routine = ERR_NONE
+
+        cdef size_t nn = <size_t>n * <size_t>n
+        self.mem = <double*>malloc((2 * nn + <size_t>n) * sizeof(double))
+        self.isuppz = <int*>malloc(2 * <size_t>n * sizeof(int))
+        if self.mem == NULL or self.isuppz == NULL:
+            raise MemoryError()
+        self.buf = self.mem
+        self.z = self.mem + nn
+        self.w = self.z + nn
+
+        # Workspace query (lwork = liwork = -1) for both ranges; keep the max.
+        cdef double wq = 0.0, vl = -1.0, vu = 0.0, abstol = 0.0, dummy = 0.0
+        cdef int iq = 0, il = 1, iu = n, m = 0, info = 0, lq = -1, liq = -1
+        cdef int lwork = 26 * n, liwork = 10 * n
+        cdef char* ranges = b"AV"
+        cdef int k
+        for k in range(2):
+            lq = -1
+            liq = -1
+            dsyevr(b"V", &ranges[k], b"L", &n, self.buf, &n, &vl, &vu, &il, &iu,
+                   &abstol, &m, self.w, self.z, &n, self.isuppz, &wq, &lq, &iq, &liq, &info)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"dsyevr workspace query failed (info={info})")
+            if <int>wq > lwork:
+                lwork = <int>wq
+            if iq > liwork:
+                liwork = iq
+        self.lwork = lwork
+        self.liwork = liwork
+        self.work = <double*>malloc(<size_t>lwork * sizeof(double))
+        self.iwork = <int*>malloc(<size_t>liwork * sizeof(int))
+        if self.work == NULL or self.iwork == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.mem)
+        free(self.isuppz)
+        free(self.work)
+        free(self.iwork)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.d})"
+
+    # ------------------------------------------------------------------ C level
+
+    cdef int project_inplace(self, double* x) noexcept nogil:
+        return self.project_path(x, PATH_AUTO)
+
+    cdef int project_path(self, double* x, int path) noexcept nogil:
+        cdef int n = self.d
+        cdef Py_ssize_t nn = <Py_ssize_t>n * n
+        cdef Py_ssize_t i, j
+        cdef int e = 0, m = 0, info = 0, il = 1, iu = n, cols, k, kneg, kpos
+        cdef double amax = 0.0, t, scale, unscale, vl, vu, abstol = 0.0
+        cdef double one = 1.0, zero = 0.0
+        cdef double* zc
+        cdef char rng_c
+        cdef bint neg_rebuild
+
+        self.err_routine = ERR_NONE
+        if path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max):
+            self.last_path = PATH_JACOBI
+            info = logt_psd_project_small(n, x, self.mem)
+            if info != 0:
+                self.err_routine = ERR_JACOBI
+            return info
+
+        for i in range(n):
+            for j in range(i, n):
+                t = fabs(x[i * n + j])
+                if t > amax:
+                    amax = t
+        if amax == 0.0:
+            memset(x, 0, nn * sizeof(double))
+            self.last_path = PATH_ZERO
+            return 0
+        # Exact power-of-two scaling: max |a_ij| in [0.5, 1), so |l| <= n.
+        frexp(amax, &e)
+        scale = ldexp(1.0, -e)
+        unscale = ldexp(1.0, e)
+        for i in range(n):
+            for j in range(i, n):
+                self.buf[i * n + j] = x[i * n + j] * scale
+
+        if path == PATH_AUTO:
+            if self.pred_neg < 0:
+                path = PATH_FULL
+            elif self.pred_neg == 0:
+                path = PATH_CHOL
+            elif self.pred_neg <= self.few_frac * n:
+                path = PATH_NEG
+            elif 0 <= self.pred_pos <= self.few_frac * n:
+                path = PATH_POS
+            else:
+                path = PATH_FULL
+
+        if path == PATH_CHOL:
+            # Fortran 'L' of the column-major view == the C upper triangle.
+            dpotrf(b"L", &n, self.buf, &n, &info)
+            if info == 0:
+                _mirror_upper(x, n)
+                self.pred_neg = 0
+                self.last_path = PATH_CHOL
+                return 0
+            if info < 0:
+                self.err_routine = ERR_DPOTRF
+                return info
+            for i in range(n):   # not positive definite: restore the copy
+                for j in range(i, n):
+                    self.buf[i * n + j] = x[i * n + j] * scale
+            path = PATH_NEG
+            info = 0
+
+        self.last_path = path
+        if path == PATH_NEG:
+            rng_c = b'V'
+            vl = -(n + 1.0)
+            vu = 0.0
+        elif path == PATH_POS:
+            rng_c = b'V'
+            vl = 0.0
+            vu = n + 1.0
+        else:
+            rng_c = b'A'
+            vl = 0.0
+            vu = 0.0
+        dsyevr(b"V", &rng_c, b"L", &n, self.buf, &n, &vl, &vu, &il, &iu, &abstol,
+               &m, self.w, self.z, &n, self.isuppz, self.work, &self.lwork,
+               self.iwork, &self.liwork, &info)
+        if info != 0:
+            self.err_routine = ERR_DSYEVR
+            return info
+
+        # Eigenvalues come back ascending. Count strict signs.
+        kneg = 0
+        kpos = 0
+        for k in range(m):
+            if self.w[k] < 0.0:
+                kneg += 1
+            elif self.w[k] > 0.0:
+                kpos += 1
+
+        if path == PATH_NEG:
+            self.pred_neg = kneg
+            self.pred_pos = n - m
+            neg_rebuild = True
+            zc = self.z
+            cols = kneg
+        elif path == PATH_POS:
+            self.pred_pos = kpos
+            self.pred_neg = n - m
+            neg_rebuild = False
+            zc = self.z + <Py_ssize_t>(m - kpos) * n
+            cols = kpos
+        else:
+            self.pred_neg = kneg
+            self.pred_pos = kpos
+            neg_rebuild = kneg <= kpos
+            if neg_rebuild:
+                zc = self.z
+                cols = kneg
+            else:
+                zc = self.z + <Py_ssize_t>(m - kpos) * n
+                cols = kpos
+
+        if m == n and kpos == 0:
+            # the whole spectrum is <= 0: Pi(A) = 0 exactly
+            memset(x, 0, nn * sizeof(double))
+            return 0
+        if m == n and kneg == 0:
+            # the whole spectrum is >= 0: Pi(A) = A
+            _mirror_upper(x, n)
+            return 0
+        if neg_rebuild:
+            # Pi(A) = A - sum_{l<0} l v v^T = A + U U^T, U = V_neg sqrt(-l).
+            if cols > 0:
+                for k in range(cols):
+                    t = sqrt(-self.w[k])
+                    for i in range(n):
+                        zc[<Py_ssize_t>k * n + i] *= t
+                # x (unscaled A) += 2^e * U U^T on the C upper triangle.
+                dsyrk(b"L", b"N", &n, &cols, &unscale, zc, &n, &one, x, &n)
+        else:
+            # Pi(A) = U U^T, U = V_pos sqrt(l_pos).
+            if cols > 0:
+                for k in range(cols):
+                    t = sqrt(self.w[m - kpos + k])
+                    for i in range(n):
+                        zc[<Py_ssize_t>k * n + i] *= t
+                dsyrk(b"L", b"N", &n, &cols, &unscale, zc, &n, &zero, x, &n)
+            else:
+                memset(x, 0, nn * sizeof(double))
+        _mirror_upper(x, n)
+        return 0
+
+    # ------------------------------------------------------------- Python level
+
+    property _last_path:
+        """Name of the path taken by the last projection (for tests/benchmarks)."""
+        def __get__(self):
+            return _PATH_NAMES.get(self.last_path)
+
+    property _prediction:
+        """(negative count, positive count) predicted for the next call (-1: unknown)."""
+        def __get__(self):
+            return (self.pred_neg, self.pred_pos)
+
+    def _reset_prediction(self):
+        """Forget the adaptive prediction (the next LAPACK-path call uses ``full``)."""
+        with self._lock:
+            self.pred_neg = -1
+            self.pred_pos = -1
+
+    def project(self, v, out=None):
+        """Projection ``Pi(v)`` of the symmetric ``v`` (shape ``(d, d)``) onto the PSD cone.
+
+        v   : array-like, shape ``(d, d)``, finite, symmetric up to a relative
+              tolerance ``max|v - v^T| <= 1e-10 * max|v|`` (it is symmetrized
+              exactly before projecting).
+        out : optional C-contiguous writeable float64 array of shape ``(d, d)``;
+              may be ``v`` itself (in-place).
+
+        Returns ``out`` (a new array when ``out`` is None): symmetric PSD.
+        Raises ValueError (shape / non-finite / non-symmetric), TypeError
+        (bad ``out``), ``numpy.linalg.LinAlgError`` if LAPACK fails.
+        """
+        return self._run(v, out, PATH_AUTO)
+
+    def _project_with(self, v, method, out=None):
+        """Like ``project`` but forcing a path: 'auto', 'jacobi', 'neg', 'pos',
+        'full' or 'chol' (private: for tests and benchmarks)."""
+        try:
+            code = _PATH_CODES[method]
+        except (KeyError, TypeError):
+            raise ValueError(f"method must be one of {sorted(_PATH_CODES)}, got {method!r}") from None
+        return self._run(v, out, code)
+
+    cdef object _run(self, v, out, int path):
+        cdef int n = self.d
+        cdef cnp.ndarray a
+        cdef cnp.ndarray o
+        if (type(v) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>v) == cnp.NPY_DOUBLE
+                and cnp.PyArray_NDIM(<cnp.ndarray>v) == 2
+                and cnp.PyArray_DIM(<cnp.ndarray>v, 0) == n
+                and cnp.PyArray_DIM(<cnp.ndarray>v, 1) == n
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>v)):
+            a = <cnp.ndarray>v
+        else:
+            try:
+                arr = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"v must be convertible to a float64 array: {exc}") from None
+            if arr.shape != self.shape:
+                raise ValueError(f"v must have shape {self.shape}, got {arr.shape}")
+            a = np.ascontiguousarray(arr)
+        if out is None:
+            o = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(a), cnp.NPY_DOUBLE, 0)
+        else:
+            o = _check_out(out, self.shape)
+        cdef double* src = <double*>cnp.PyArray_DATA(a)
+        cdef double* dst = <double*>cnp.PyArray_DATA(o)
+        cdef Py_ssize_t nn = <Py_ssize_t>n * n
+        if dst != src and dst < src + nn and src < dst + nn:
+            a = a.copy()   # partial overlap: work from a copy
+            src = <double*>cnp.PyArray_DATA(a)
+        cdef double asym = 0.0, amax = 0.0
+        cdef int status
+        with nogil:
+            status = _check_sym_copy(src, dst, n, _SYM_TOL, &asym, &amax)
+        if status == 1:
+            raise ValueError("v contains NaN or Inf")
+        if status == 2:
+            raise ValueError(
+                f"v must be symmetric: max|v - v.T| = {asym:.3g} exceeds "
+                f"{_SYM_TOL:g} * max|v| = {_SYM_TOL * amax:.3g}")
+        cdef int info
+        if path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max) or blas_active():
+            with self._lock:
+                with nogil:
+                    info = self.project_path(dst, path)
+        else:
+            with single_threaded_blas():
+                with self._lock:
+                    with nogil:
+                        info = self.project_path(dst, path)
+        if info != 0:
+            self._raise(info)
+        return o
+
+    cdef _raise(self, int info):
+        if self.err_routine == ERR_JACOBI:
+            msg = (f"Jacobi eigensolver did not converge within its sweep limit "
+                   f"(d={self.d}); the PSD projection failed")
+        elif self.err_routine == ERR_DPOTRF:
+            msg = f"LAPACK dpotrf rejected its arguments (info={info}); the PSD projection failed"
+        elif info < 0:
+            msg = f"LAPACK dsyevr rejected argument {-info} (info={info}); the PSD projection failed"
+        else:
+            msg = (f"LAPACK dsyevr failed to converge (info={info}, d={self.d}); "
+                   f"the PSD projection failed")
+        raise np.linalg.LinAlgError(msg)
