@@ -7,6 +7,17 @@ import pytest
 from logt._kernels._psd import PSDProjector
 from logt.domains import PSDCone, project_psd
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_blas_thread():
+    """numpy's reference eigh with one BLAS thread (two pools fighting over two
+    cores is slow); logt still sets up its own per-call limit (blas_active() is
+    False here), so that path is exercised too."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
 PATHS = ["auto", "jacobi", "neg", "pos", "full", "chol"]
 KINDS = ["random", "psd", "negdef", "rankdef", "repeated", "few_neg", "few_pos", "zero"]
 

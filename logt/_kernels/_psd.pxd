@@ -20,6 +20,10 @@ cdef class PSDProjector(CompiledDomain):
     cdef int* iwork                     # dsyevr workspace (liwork ints)
     cdef int lwork
     cdef int liwork
+    cdef double* ework                  # dsyevd workspace (elwork doubles)
+    cdef int* eiwork                    # dsyevd workspace (eliwork ints)
+    cdef int elwork
+    cdef int eliwork
     cdef int pred_neg                   # negative-eigenvalue count of the last call (-1: unknown)
     cdef int pred_pos                   # positive-eigenvalue count of the last call (-1: unknown)
     cdef double few_frac                # "few" means count <= few_frac * d
