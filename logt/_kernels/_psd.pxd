@@ -15,11 +15,18 @@ cdef class PSDProjector(CompiledDomain):
     cdef double* buf                    #   d*d  LAPACK input copy / Jacobi matrix
     cdef double* z                      #   d*d  eigenvectors (column-major, Fortran)
     cdef double* w                      #   d    eigenvalues
-    cdef int* isuppz                    # 2*d    dsyevr support indices
-    cdef double* work                   # dsyevr workspace (lwork doubles)
-    cdef int* iwork                     # dsyevr workspace (liwork ints)
-    cdef int lwork
-    cdef int liwork
+    cdef double* tmem                   # 9*d: tridiagonal d, e, tau, scratch (5d)
+    cdef double* td
+    cdef double* te
+    cdef double* tau
+    cdef double* swork
+    cdef double* twork                  # dsytrd / dormtr workspace (tlwork doubles)
+    cdef int tlwork
+    cdef int* imem                      # 4*d ints: iblock, isplit, dstein iwork, ifail
+    cdef int* iblock
+    cdef int* isplit
+    cdef int* siwork
+    cdef int* ifail
     cdef double* ework                  # dsyevd workspace (elwork doubles)
     cdef int* eiwork                    # dsyevd workspace (eliwork ints)
     cdef int elwork
@@ -34,6 +41,7 @@ cdef class PSDProjector(CompiledDomain):
     # place using `path` (0 = adaptive). Writes an exactly symmetric result.
     # Returns 0 or a nonzero LAPACK/Jacobi status (see err_routine).
     cdef int project_path(self, double* x, int path) noexcept nogil
+    cdef int _partial(self, int n, bint negative, int* m_out) noexcept nogil
 
     cdef object _run(self, v, out, int path)
     cdef _raise(self, int info)

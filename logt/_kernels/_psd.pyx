@@ -10,16 +10,20 @@ Paths (chosen per call; the result never depends on the choice beyond rounding):
 
 * ``jacobi``  d <= ``jacobi_max``: cyclic Jacobi in plain C (``csrc/logt_jacobi.c``),
   no BLAS, no LAPACK set-up cost.
-* ``neg``     LAPACK ``dsyevr`` for the eigenpairs in ``(-bound, 0]`` only, then
-  ``Pi(A) = A + U U^T`` with ``U = V_neg sqrt(-l_neg)`` (``dsyrk``). Cheap when few
-  eigenvalues are negative.
-* ``pos``     ``dsyevr`` for the eigenpairs in ``(0, bound]`` only, then
-  ``Pi(A) = U U^T`` with ``U = V_pos sqrt(l_pos)``. Cheap when few are positive.
+* ``neg``     only the eigenpairs in ``(-bound, 0]``: LAPACK ``dsytrd``
+  (tridiagonalize), multi-shift Sturm bisection in C (``csrc/logt_sturm.c``;
+  the same brackets as ``dstebz`` but several eigenvalues per pass, which hides
+  the division latency that dominates ``dstebz``/``dsyevr``'s partial range),
+  ``dstein`` (inverse iteration) and ``dormtr`` (back-transform) for just those
+  vectors; then ``Pi(A) = A + U U^T`` with ``U = V_neg sqrt(-l_neg)`` (``dsyrk``).
+  Cheap when few eigenvalues are negative.
+* ``pos``     the same for the eigenpairs in ``(0, bound]``; ``Pi(A) = U U^T``
+  with ``U = V_pos sqrt(l_pos)``. Cheap when few are positive.
 * ``full``    ``dsyevd`` (divide and conquer, measured faster than ``dsyevr``'s
   MRRR here) for the whole spectrum, then whichever of the two rebuilds needs
-  fewer columns. A partial range makes ``dsyevr`` use bisection + inverse
-  iteration, ~2-3x slower than the full spectrum when many eigenpairs are
-  wanted, so ``full`` is used when both counts are large.
+  fewer columns. Bisection + inverse iteration for many eigenpairs is ~2-3x
+  slower than the full spectrum, so ``full`` is used when both counts are large.
+  (Also the fallback if ``dstein`` reports a non-converged vector.)
 * ``chol``    ``dpotrf`` on a copy; success proves ``A`` positive definite and ``A``
   is returned unchanged; failure falls through to ``neg``.
 
@@ -35,10 +39,10 @@ in [0.5, 1) before any eigensolver runs, so entries of any finite magnitude
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport fabs, frexp, ldexp, sqrt, isfinite
+from libc.math cimport fabs, fmax, frexp, ldexp, sqrt, isfinite
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy, memmove
-from scipy.linalg.cython_lapack cimport dsyevd, dsyevr, dpotrf
+from scipy.linalg.cython_lapack cimport dormtr, dpotrf, dstein, dsyevd, dsytrd
 from scipy.linalg.cython_blas cimport dsyrk
 
 from logt._kernels._base cimport CompiledDomain
@@ -50,6 +54,11 @@ cnp.import_array()
 cdef extern from "logt_jacobi.h" nogil:
     int LOGT_JACOBI_NOCONV
     int logt_psd_project_small(int n, double *x, double *work)
+
+cdef extern from "logt_sturm.h" nogil:
+    int logt_tridiag_eig_interval(int n, const double *d, const double *e,
+                                  double vl, double vu, double *w, int *iblock,
+                                  int *isplit, int *nsplit, double *work)
 
 # Path codes (also the values of PSDProjector.last_path).
 cdef enum:
@@ -67,19 +76,23 @@ cdef enum:
     ERR_DPOTRF = 2
     ERR_JACOBI = 3
     ERR_DSYEVD = 4
+    ERR_DSYTRD = 5
+    ERR_BISECT = 6
+    ERR_DSTEIN = 7
+    ERR_DORMTR = 8
 
 _PATH_CODES = {"auto": PATH_AUTO, "jacobi": PATH_JACOBI, "neg": PATH_NEG,
                "pos": PATH_POS, "full": PATH_FULL, "chol": PATH_CHOL}
 _PATH_NAMES = {v: k for k, v in _PATH_CODES.items()}
 _PATH_NAMES.update({PATH_ZERO: "zero"})
 
-#: Largest d that takes the Jacobi path by default (measured crossover vs dsyevr,
+#: Largest d that takes the Jacobi path by default (measured crossover vs LAPACK,
 #: 1 BLAS thread; see bench/bench_projection.py).
-JACOBI_MAX_DEFAULT = 8
+JACOBI_MAX_DEFAULT = 10
 
 #: "Few" eigenvalues means at most this fraction of d (measured crossover of
-#: a partial-range dsyevr vs the full MRRR spectrum).
-FEW_FRAC_DEFAULT = 0.15
+#: the partial (bisection + inverse iteration) path vs the full dsyevd spectrum).
+FEW_FRAC_DEFAULT = 0.25
 
 #: Relative symmetry tolerance of the Python-level wrappers:
 #: ``max |A - A^T| <= SYM_TOL * max |A|`` is required.
@@ -154,9 +167,9 @@ cdef class PSDProjector(CompiledDomain):
 
     def __cinit__(self, *args, **kwargs):
         self.mem = NULL
-        self.isuppz = NULL
-        self.work = NULL
-        self.iwork = NULL
+        self.tmem = NULL
+        self.twork = NULL
+        self.imem = NULL
         self.ework = NULL
         self.eiwork = NULL
         self.last_path = -1
@@ -168,8 +181,8 @@ cdef class PSDProjector(CompiledDomain):
             raise TypeError(f"d must be an int, got {type(d).__name__}")
         if d < 1:
             raise ValueError(f"d must be >= 1, got {d}")
-        if d > 40000:
-            raise ValueError(f"d must be <= 40000, got {d}")
+        if d > 20000:
+            raise ValueError(f"d must be <= 20000, got {d}")
         if self.mem != NULL:
             raise RuntimeError("PSDProjector.__init__ called twice")
         cdef int n = d
@@ -184,35 +197,38 @@ cdef class PSDProjector(CompiledDomain):
 
         cdef size_t nn = <size_t>n * <size_t>n
         self.mem = <double*>malloc((2 * nn + <size_t>n) * sizeof(double))
-        self.isuppz = <int*>malloc(2 * <size_t>n * sizeof(int))
-        if self.mem == NULL or self.isuppz == NULL:
+        self.tmem = <double*>malloc(9 * <size_t>n * sizeof(double))
+        self.imem = <int*>malloc(4 * <size_t>n * sizeof(int))
+        if self.mem == NULL or self.tmem == NULL or self.imem == NULL:
             raise MemoryError()
         self.buf = self.mem
         self.z = self.mem + nn
         self.w = self.z + nn
+        self.td = self.tmem
+        self.te = self.tmem + n
+        self.tau = self.tmem + 2 * n
+        self.swork = self.tmem + 3 * n      # 5n (dstein) / n (bisection)
+        self.iblock = self.imem
+        self.isplit = self.imem + n
+        self.siwork = self.imem + 2 * n
+        self.ifail = self.imem + 3 * n
 
-        # Workspace query (lwork = liwork = -1) for both ranges; keep the max.
-        cdef double wq = 0.0, vl = -1.0, vu = 0.0, abstol = 0.0, dummy = 0.0
-        cdef int iq = 0, il = 1, iu = n, m = 0, info = 0, lq = -1, liq = -1
-        cdef int lwork = 26 * n, liwork = 10 * n
-        cdef char* ranges = b"AV"
-        cdef int k
-        for k in range(2):
-            lq = -1
-            liq = -1
-            dsyevr(b"V", &ranges[k], b"L", &n, self.buf, &n, &vl, &vu, &il, &iu,
-                   &abstol, &m, self.w, self.z, &n, self.isuppz, &wq, &lq, &iq, &liq, &info)
-            if info != 0:
-                raise np.linalg.LinAlgError(f"dsyevr workspace query failed (info={info})")
-            if <int>wq > lwork:
-                lwork = <int>wq
-            if iq > liwork:
-                liwork = iq
-        self.lwork = lwork
-        self.liwork = liwork
-        self.work = <double*>malloc(<size_t>lwork * sizeof(double))
-        self.iwork = <int*>malloc(<size_t>liwork * sizeof(int))
-        if self.work == NULL or self.iwork == NULL:
+        # Workspace queries (lwork = -1): dsytrd, dormtr (n columns), dsyevd.
+        cdef double wq = 0.0
+        cdef int iq = 0, info = 0, lq = -1, liq = -1
+        cdef int tl = 1
+        dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, &wq, &lq, &info)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dsytrd workspace query failed (info={info})")
+        tl = max(tl, <int>wq)
+        lq = -1
+        dormtr(b"L", b"L", b"N", &n, &n, self.buf, &n, self.tau, self.z, &n, &wq, &lq, &info)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dormtr workspace query failed (info={info})")
+        tl = max(tl, <int>wq, n)
+        self.tlwork = tl
+        self.twork = <double*>malloc(<size_t>tl * sizeof(double))
+        if self.twork == NULL:
             raise MemoryError()
         lq = -1
         liq = -1
@@ -228,9 +244,9 @@ cdef class PSDProjector(CompiledDomain):
 
     def __dealloc__(self):
         free(self.mem)
-        free(self.isuppz)
-        free(self.work)
-        free(self.iwork)
+        free(self.tmem)
+        free(self.twork)
+        free(self.imem)
         free(self.ework)
         free(self.eiwork)
 
@@ -246,12 +262,11 @@ cdef class PSDProjector(CompiledDomain):
         cdef int n = self.d
         cdef Py_ssize_t nn = <Py_ssize_t>n * n
         cdef Py_ssize_t i, j
-        cdef int e = 0, m = 0, info = 0, il = 1, iu = n, cols, k, kneg, kpos
-        cdef double amax = 0.0, t, scale, unscale, vl, vu, abstol = 0.0
+        cdef int e = 0, m = 0, info = 0, cols, k, kneg, kpos
+        cdef double amax = 0.0, t, scale, unscale
         cdef double one = 1.0, zero = 0.0
         cdef double* zc
-        cdef double* zbase
-        cdef char rng_c
+        cdef double* wc
         cdef bint neg_rebuild
 
         self.err_routine = ERR_NONE
@@ -308,30 +323,27 @@ cdef class PSDProjector(CompiledDomain):
             path = PATH_NEG
             info = 0
 
+        if path == PATH_NEG or path == PATH_POS:
+            info = self._partial(n, path == PATH_NEG, &m)
+            if info > 0 and self.err_routine == ERR_DSTEIN:
+                # an eigenvector did not converge: redo with the full solver
+                for i in range(n):
+                    for j in range(i, n):
+                        self.buf[i * n + j] = x[i * n + j] * scale
+                path = PATH_FULL
+                info = 0
+            elif info != 0:
+                return info
         self.last_path = path
         if path == PATH_FULL:
-            # whole spectrum; eigenvectors overwrite buf
+            # whole spectrum, ascending; eigenvectors overwrite buf
             dsyevd(b"V", b"L", &n, self.buf, &n, self.w, self.ework, &self.elwork,
                    self.eiwork, &self.eliwork, &info)
+            if info != 0:
+                self.err_routine = ERR_DSYEVD
+                return info
             m = n
-            zbase = self.buf
-        else:
-            rng_c = b'V'
-            if path == PATH_NEG:
-                vl = -(n + 1.0)
-                vu = 0.0
-            else:
-                vl = 0.0
-                vu = n + 1.0
-            dsyevr(b"V", &rng_c, b"L", &n, self.buf, &n, &vl, &vu, &il, &iu, &abstol,
-                   &m, self.w, self.z, &n, self.isuppz, self.work, &self.lwork,
-                   self.iwork, &self.liwork, &info)
-            zbase = self.z
-        if info != 0:
-            self.err_routine = ERR_DSYEVD if path == PATH_FULL else ERR_DSYEVR
-            return info
 
-        # Eigenvalues come back ascending. Count strict signs.
         kneg = 0
         kpos = 0
         for k in range(m):
@@ -340,42 +352,53 @@ cdef class PSDProjector(CompiledDomain):
             elif self.w[k] > 0.0:
                 kpos += 1
 
+        # Choose the rebuild: eigenpairs (wc[k], column k of zc), k < cols.
         if path == PATH_NEG:
+            # all m found eigenvalues are in (-bound, 0]
             self.pred_neg = kneg
             self.pred_pos = n - m
+            if m == n:
+                memset(x, 0, nn * sizeof(double))
+                return 0
             neg_rebuild = True
-            zc = zbase
-            cols = kneg
+            zc = self.z
+            wc = self.w
+            cols = m
         elif path == PATH_POS:
+            # all m found eigenvalues are in (0, bound]
             self.pred_pos = kpos
             self.pred_neg = n - m
+            if m == n:
+                _mirror_upper(x, n)
+                return 0
             neg_rebuild = False
-            zc = zbase + <Py_ssize_t>(m - kpos) * n
-            cols = kpos
+            zc = self.z
+            wc = self.w
+            cols = m
         else:
             self.pred_neg = kneg
             self.pred_pos = kpos
+            if kpos == 0:
+                memset(x, 0, nn * sizeof(double))
+                return 0
+            if kneg == 0:
+                _mirror_upper(x, n)
+                return 0
             neg_rebuild = kneg <= kpos
             if neg_rebuild:
-                zc = zbase
+                zc = self.buf
+                wc = self.w
                 cols = kneg
             else:
-                zc = zbase + <Py_ssize_t>(m - kpos) * n
+                zc = self.buf + <Py_ssize_t>(n - kpos) * n
+                wc = self.w + (n - kpos)
                 cols = kpos
 
-        if m == n and kpos == 0:
-            # the whole spectrum is <= 0: Pi(A) = 0 exactly
-            memset(x, 0, nn * sizeof(double))
-            return 0
-        if m == n and kneg == 0:
-            # the whole spectrum is >= 0: Pi(A) = A
-            _mirror_upper(x, n)
-            return 0
         if neg_rebuild:
             # Pi(A) = A - sum_{l<0} l v v^T = A + U U^T, U = V_neg sqrt(-l).
             if cols > 0:
                 for k in range(cols):
-                    t = sqrt(-self.w[k])
+                    t = sqrt(fmax(-wc[k], 0.0))
                     for i in range(n):
                         zc[<Py_ssize_t>k * n + i] *= t
                 # x (unscaled A) += 2^e * U U^T on the C upper triangle.
@@ -384,13 +407,53 @@ cdef class PSDProjector(CompiledDomain):
             # Pi(A) = U U^T, U = V_pos sqrt(l_pos).
             if cols > 0:
                 for k in range(cols):
-                    t = sqrt(self.w[m - kpos + k])
+                    t = sqrt(fmax(wc[k], 0.0))
                     for i in range(n):
                         zc[<Py_ssize_t>k * n + i] *= t
                 dsyrk(b"L", b"N", &n, &cols, &unscale, zc, &n, &zero, x, &n)
             else:
                 memset(x, 0, nn * sizeof(double))
         _mirror_upper(x, n)
+        return 0
+
+    cdef int _partial(self, int n, bint negative, int* m_out) noexcept nogil:
+        """Eigenpairs of the scaled matrix in buf (C upper triangle) with
+        eigenvalue in (-(n+1), 0] (negative) or (0, n+1]: values in w[:m],
+        vectors in the columns of z (n x m, column-major). Returns 0 or an
+        error code (err_routine says which routine)."""
+        cdef int info = 0, m = 0, nsplit = 0
+        cdef double vl, vu
+        if negative:
+            vl = -(n + 1.0)
+            vu = 0.0
+        else:
+            vl = 0.0
+            vu = n + 1.0
+        m_out[0] = 0
+        # Fortran 'L' of the column-major view == the C upper triangle.
+        dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, self.twork,
+               &self.tlwork, &info)
+        if info != 0:
+            self.err_routine = ERR_DSYTRD
+            return info
+        m = logt_tridiag_eig_interval(n, self.td, self.te, vl, vu, self.w, self.iblock,
+                                      self.isplit, &nsplit, self.swork)
+        if m < 0:
+            self.err_routine = ERR_BISECT
+            return -1
+        m_out[0] = m
+        if m == 0 or m == n:
+            return 0   # nothing to build / the caller needs no vectors
+        dstein(&n, self.td, self.te, &m, self.w, self.iblock, self.isplit, self.z, &n,
+               self.swork, self.siwork, self.ifail, &info)
+        if info != 0:
+            self.err_routine = ERR_DSTEIN
+            return info
+        dormtr(b"L", b"L", b"N", &n, &m, self.buf, &n, self.tau, self.z, &n,
+               self.twork, &self.tlwork, &info)
+        if info != 0:
+            self.err_routine = ERR_DORMTR
+            return info
         return 0
 
     # ------------------------------------------------------------- Python level
@@ -490,14 +553,14 @@ cdef class PSDProjector(CompiledDomain):
     cdef _raise(self, int info):
         if self.err_routine == ERR_JACOBI:
             msg = (f"Jacobi eigensolver did not converge within its sweep limit "
-                   f"(d={self.d}); the PSD projection failed")
-        elif self.err_routine == ERR_DPOTRF:
-            msg = f"LAPACK dpotrf rejected its arguments (info={info}); the PSD projection failed"
-        elif self.err_routine == ERR_DSYEVD:
-            msg = f"LAPACK dsyevd failed (info={info}, d={self.d}); the PSD projection failed"
-        elif info < 0:
-            msg = f"LAPACK dsyevr rejected argument {-info} (info={info}); the PSD projection failed"
+                   f"(d={self.d})")
+        elif self.err_routine == ERR_BISECT:
+            msg = f"tridiagonal bisection rejected its arguments (d={self.d})"
         else:
-            msg = (f"LAPACK dsyevr failed to converge (info={info}, d={self.d}); "
-                   f"the PSD projection failed")
-        raise np.linalg.LinAlgError(msg)
+            name = {ERR_DPOTRF: "dpotrf", ERR_DSYEVD: "dsyevd", ERR_DSYTRD: "dsytrd",
+                    ERR_DSTEIN: "dstein", ERR_DORMTR: "dormtr"}.get(self.err_routine, "?")
+            if info < 0:
+                msg = f"LAPACK {name} rejected argument {-info} (info={info}, d={self.d})"
+            else:
+                msg = f"LAPACK {name} failed to converge (info={info}, d={self.d})"
+        raise np.linalg.LinAlgError(msg + "; the PSD projection failed")

@@ -18,7 +18,7 @@ class PSDCone(PSDProjector):
     symmetric. ``out`` may be ``v`` (in place). Entries of any finite
     magnitude work (the kernel scales by a power of two).
 
-    Speed: d <= 8 uses a BLAS-free Jacobi solver; larger d uses LAPACK
+    Speed: d <= 10 uses a BLAS-free Jacobi solver; larger d uses LAPACK
     ``dsyevr`` with one BLAS thread, computing only the negative (or only the
     positive) eigenpairs when the previous call on this object had few of
     them, and a Cholesky test when it was PSD. Reuse one object for a
