@@ -19,7 +19,8 @@ def _one_blas_thread():
 
 
 PATHS = ["auto", "jacobi", "neg", "pos", "full", "chol"]
-KINDS = ["random", "psd", "negdef", "rankdef", "repeated", "few_neg", "few_pos", "zero"]
+KINDS = ["random", "psd", "negdef", "rankdef", "repeated", "few_neg", "few_pos", "zero",
+         "diagonal", "blockdiag", "tiny_gaps"]
 
 
 def ref_proj(A):
@@ -53,6 +54,19 @@ def make(kind, d, rng):
         A = (Q * l) @ Q.T
     elif kind == "zero":
         A = np.zeros((d, d))
+    elif kind == "diagonal":    # tridiagonal form splits into 1x1 blocks
+        A = np.diag(rng.standard_normal(d))
+    elif kind == "blockdiag":   # splits into blocks; equal eigenvalues across blocks
+        A = np.zeros((d, d))
+        h = d // 2
+        B = X[:h, :h] + X[:h, :h].T
+        A[:h, :h] = B
+        A[h:2 * h, h:2 * h] = B
+        if d % 2:
+            A[-1, -1] = -1.0
+    elif kind == "tiny_gaps":   # eigenvalues +-1 +- 1e-13 * k: tight clusters
+        l = np.where(np.arange(d) % 2 == 0, -1.0, 1.0) + 1e-13 * np.arange(d)
+        A = (Q * l) @ Q.T
     else:
         raise AssertionError(kind)
     return (A + A.T) / 2
