@@ -4,34 +4,58 @@
 
 #include "logt_sturm.h"
 
-#define LANES LOGT_STURM_LANES
+#define LANES LOGT_STURM_LANES /* must be 8: see sturm_counts */
 
-/* Number of eigenvalues <= x[l] of the block rows [b0, b1) for each lane l,
- * with LAPACK's (dlaebz) pivot safeguard. e2[i] = e[i]^2 (0 at splits). */
-static void sturm_counts(int b0, int b1, const double *d, const double *e2,
-                         double pivmin, const double *x, int *cnt)
+/* Number of eigenvalues <= x[l] of the block rows [b0, b1) for lanes
+ * l < NL, with LAPACK's (dlaebz) pivot safeguard. e2[i] = e[i]^2 (0 at
+ * splits). One copy per lane count so the lane loop has a fixed length. */
+#define DEFINE_STURM_COUNTS(NL)                                               \
+    static void sturm_counts_##NL(int b0, int b1, const double *d,            \
+                                  const double *e2, double pivmin,            \
+                                  const double *x, int *cnt)                  \
+    {                                                                         \
+        double q[NL];                                                         \
+        int c[NL];                                                            \
+        int i, l;                                                             \
+        for (l = 0; l < NL; l++) {                                            \
+            q[l] = d[b0] - x[l];                                              \
+            if (fabs(q[l]) < pivmin) {                                        \
+                q[l] = -pivmin;                                               \
+            }                                                                 \
+            c[l] = q[l] <= 0.0;                                               \
+        }                                                                     \
+        for (i = b0 + 1; i < b1; i++) {                                       \
+            double di = d[i], ei = e2[i - 1];                                 \
+            for (l = 0; l < NL; l++) {                                        \
+                double t = di - ei / q[l] - x[l];                             \
+                t = fabs(t) < pivmin ? -pivmin : t;                           \
+                q[l] = t;                                                     \
+                c[l] += t <= 0.0;                                             \
+            }                                                                 \
+        }                                                                     \
+        for (l = 0; l < NL; l++) {                                            \
+            cnt[l] = c[l];                                                    \
+        }                                                                     \
+    }
+
+DEFINE_STURM_COUNTS(1)
+DEFINE_STURM_COUNTS(2)
+DEFINE_STURM_COUNTS(4)
+DEFINE_STURM_COUNTS(8)
+
+/* Counts for the first nl lanes (nl <= LANES); lanes beyond are unused. */
+static void sturm_counts(int nl, int b0, int b1, const double *d,
+                         const double *e2, double pivmin, const double *x,
+                         int *cnt)
 {
-    double q[LANES];
-    int c[LANES];
-    int i, l;
-    for (l = 0; l < LANES; l++) {
-        q[l] = d[b0] - x[l];
-        if (fabs(q[l]) < pivmin) {
-            q[l] = -pivmin;
-        }
-        c[l] = q[l] <= 0.0;
-    }
-    for (i = b0 + 1; i < b1; i++) {
-        double di = d[i], ei = e2[i - 1];
-        for (l = 0; l < LANES; l++) {
-            double t = di - ei / q[l] - x[l];
-            t = fabs(t) < pivmin ? -pivmin : t;
-            q[l] = t;
-            c[l] += t <= 0.0;
-        }
-    }
-    for (l = 0; l < LANES; l++) {
-        cnt[l] = c[l];
+    if (nl <= 1) {
+        sturm_counts_1(b0, b1, d, e2, pivmin, x, cnt);
+    } else if (nl <= 2) {
+        sturm_counts_2(b0, b1, d, e2, pivmin, x, cnt);
+    } else if (nl <= 4) {
+        sturm_counts_4(b0, b1, d, e2, pivmin, x, cnt);
+    } else {
+        sturm_counts_8(b0, b1, d, e2, pivmin, x, cnt);
     }
 }
 
@@ -124,7 +148,7 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
         for (i = 2; i < LANES; i++) {
             xs[i] = hi0;
         }
-        sturm_counts(b0, b1, d, e2, pivmin, xs, cs);
+        sturm_counts(2, b0, b1, d, e2, pivmin, xs, cs);
         nl = cs[0];
         nu = cs[1];
         /* Bisect indices nl .. nu-1 (0-based within the block), LANES at a
@@ -142,6 +166,9 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
             for (;;) {
                 active = 0;
                 for (l = 0; l < LANES; l++) {
+                    mid[l] = 0.5 * (lo[l] + hi[l]);
+                }
+                for (l = 0; l < nlanes; l++) {
                     double aw = fabs(lo[l]) > fabs(hi[l]) ? fabs(lo[l]) : fabs(hi[l]);
                     double tol = 2.0 * ulp * aw;
                     if (tol < atoli) {
@@ -153,13 +180,12 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
                     if (hi[l] - lo[l] > tol) {
                         active = 1;
                     }
-                    mid[l] = 0.5 * (lo[l] + hi[l]);
                 }
                 if (!active) {
                     break;
                 }
-                sturm_counts(b0, b1, d, e2, pivmin, mid, cnt);
-                for (l = 0; l < LANES; l++) {
+                sturm_counts(nlanes, b0, b1, d, e2, pivmin, mid, cnt);
+                for (l = 0; l < nlanes; l++) {
                     if (cnt[l] > idx[l]) {
                         hi[l] = mid[l];
                     } else {

@@ -19,9 +19,10 @@ Paths (chosen per call; the result never depends on the choice beyond rounding):
   Cheap when few eigenvalues are negative.
 * ``pos``     the same for the eigenpairs in ``(0, bound]``; ``Pi(A) = U U^T``
   with ``U = V_pos sqrt(l_pos)``. Cheap when few are positive.
-* ``full``    ``dsyevd`` (divide and conquer, measured faster than ``dsyevr``'s
-  MRRR here) for the whole spectrum, then whichever of the two rebuilds needs
-  fewer columns. Bisection + inverse iteration for many eigenpairs is ~2-3x
+* ``full``    the whole spectrum by ``dsyevd``'s method (divide and conquer,
+  measured faster than ``dsyevr``'s MRRR here): ``dsytrd`` + ``dstedc``, but
+  ``dormtr`` back-transforms only the vectors of the smaller of the two
+  rebuilds (negative or positive part). Bisection + inverse iteration for many eigenpairs is ~2-3x
   slower than the full spectrum, so ``full`` is used when both counts are large.
   (Also the fallback if ``dstein`` reports a non-converged vector.)
 * ``chol``    ``dpotrf`` on a copy; success proves ``A`` positive definite and ``A``
@@ -42,7 +43,7 @@ cimport numpy as cnp
 from libc.math cimport fabs, fmax, frexp, ldexp, sqrt, isfinite
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy, memmove
-from scipy.linalg.cython_lapack cimport dormtr, dpotrf, dstein, dsyevd, dsytrd
+from scipy.linalg.cython_lapack cimport dormtr, dpotrf, dstedc, dstein, dsyevd, dsytrd
 from scipy.linalg.cython_blas cimport dsyrk
 
 from logt._kernels._base cimport CompiledDomain
@@ -80,6 +81,7 @@ cdef enum:
     ERR_BISECT = 6
     ERR_DSTEIN = 7
     ERR_DORMTR = 8
+    ERR_DSTEDC = 9
 
 _PATH_CODES = {"auto": PATH_AUTO, "jacobi": PATH_JACOBI, "neg": PATH_NEG,
                "pos": PATH_POS, "full": PATH_FULL, "chol": PATH_CHOL}
@@ -336,12 +338,20 @@ cdef class PSDProjector(CompiledDomain):
                 return info
         self.last_path = path
         if path == PATH_FULL:
-            # whole spectrum, ascending; eigenvectors overwrite buf
-            dsyevd(b"V", b"L", &n, self.buf, &n, self.w, self.ework, &self.elwork,
+            # dsyevd's steps, but back-transforming only the vectors used:
+            # tridiagonalize, all eigenpairs of T (divide and conquer), and
+            # dormtr below on the smaller of the two sets of columns.
+            dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, self.twork,
+                   &self.tlwork, &info)
+            if info != 0:
+                self.err_routine = ERR_DSYTRD
+                return info
+            dstedc(b"I", &n, self.td, self.te, self.z, &n, self.ework, &self.elwork,
                    self.eiwork, &self.eliwork, &info)
             if info != 0:
-                self.err_routine = ERR_DSYEVD
+                self.err_routine = ERR_DSTEDC
                 return info
+            memcpy(self.w, self.td, n * sizeof(double))   # ascending
             m = n
 
         kneg = 0
@@ -386,13 +396,19 @@ cdef class PSDProjector(CompiledDomain):
                 return 0
             neg_rebuild = kneg <= kpos
             if neg_rebuild:
-                zc = self.buf
+                zc = self.z
                 wc = self.w
                 cols = kneg
             else:
-                zc = self.buf + <Py_ssize_t>(n - kpos) * n
+                zc = self.z + <Py_ssize_t>(n - kpos) * n
                 wc = self.w + (n - kpos)
                 cols = kpos
+            # eigenvectors of A = Q (eigenvectors of T), for these columns only
+            dormtr(b"L", b"L", b"N", &n, &cols, self.buf, &n, self.tau, zc, &n,
+                   self.twork, &self.tlwork, &info)
+            if info != 0:
+                self.err_routine = ERR_DORMTR
+                return info
 
         if neg_rebuild:
             # Pi(A) = A - sum_{l<0} l v v^T = A + U U^T, U = V_neg sqrt(-l).
@@ -558,7 +574,8 @@ cdef class PSDProjector(CompiledDomain):
             msg = f"tridiagonal bisection rejected its arguments (d={self.d})"
         else:
             name = {ERR_DPOTRF: "dpotrf", ERR_DSYEVD: "dsyevd", ERR_DSYTRD: "dsytrd",
-                    ERR_DSTEIN: "dstein", ERR_DORMTR: "dormtr"}.get(self.err_routine, "?")
+                    ERR_DSTEIN: "dstein", ERR_DORMTR: "dormtr",
+                    ERR_DSTEDC: "dstedc"}.get(self.err_routine, "?")
             if info < 0:
                 msg = f"LAPACK {name} rejected argument {-info} (info={info}, d={self.d})"
             else:
