@@ -9,8 +9,16 @@
 
 int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps)
 {
-    int i, j, p, q, r, sweep;
+    int i, j, p, q, r, sweep, round;
+    int mm = n + (n & 1);          /* n rounded up to even */
     double fro2 = 0.0, abs_floor, conv2;
+    /* per-round rotation data; a round has at most LOGT_JACOBI_MAX_PAIRS pairs */
+    int pp[LOGT_JACOBI_MAX_PAIRS], qq[LOGT_JACOBI_MAX_PAIRS];
+    double tt[LOGT_JACOBI_MAX_PAIRS], cc[LOGT_JACOBI_MAX_PAIRS];
+
+    if (n > 2 * LOGT_JACOBI_MAX_PAIRS) {
+        return LOGT_JACOBI_TOOBIG;
+    }
 
     /* Mirror the upper triangle so both triangles are valid, V = I. */
     for (i = 0; i < n; i++) {
@@ -44,10 +52,25 @@ int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps)
         if (2.0 * off2 <= conv2) {
             break;
         }
-        for (p = 0; p < n - 1; p++) {
-            for (q = p + 1; q < n; q++) {
-                double apq = a[p * n + q];
-                double app, aqq, dd, rr, t, c, s;
+        /* One sweep = m-1 rounds of the round-robin ("circle") ordering,
+         * m = n rounded up to even: each round is a set of disjoint pairs.
+         * Rotations on disjoint pairs commute and none changes another's
+         * (app, aqq, apq), so all angles of a round are computed first (their
+         * sqrt/div chains overlap in the CPU) and then applied in turn; the
+         * result equals applying them one by one. */
+        for (round = 0; round < mm - 1; round++) {
+            int np = 0, k;
+            for (k = 0; k < mm / 2; k++) {
+                /* circle method: position mm-1 fixed, the rest rotate */
+                int i1 = k == 0 ? mm - 1 : (round + k) % (mm - 1);
+                int i2 = (round + mm - 1 - k) % (mm - 1);
+                double apq, app, aqq, dd, rr, t;
+                if (i1 >= n || i2 >= n) {
+                    continue;   /* the dummy index of an odd n */
+                }
+                p = i1 < i2 ? i1 : i2;
+                q = i1 < i2 ? i2 : i1;
+                apq = a[p * n + q];
                 if (apq == 0.0) {
                     continue;
                 }
@@ -61,7 +84,6 @@ int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps)
                     a[q * n + p] = 0.0;
                     continue;
                 }
-                rotated = 1;
                 /* t = tan(phi), the smaller root of t^2 + 2 t theta - 1 = 0,
                  * theta = (aqq - app) / (2 apq), written without theta so
                  * a tiny apq cannot overflow it (entries are O(1) here and
@@ -72,8 +94,20 @@ int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps)
                 if (dd < 0.0) {
                     t = -t;
                 }
-                c = 1.0 / sqrt(t * t + 1.0);
-                s = t * c;
+                pp[np] = p;
+                qq[np] = q;
+                tt[np] = t;
+                cc[np] = 1.0 / sqrt(t * t + 1.0);
+                np++;
+            }
+            for (k = 0; k < np; k++) {
+                double t = tt[k], c = cc[k], s = t * c, apq, app, aqq;
+                p = pp[k];
+                q = qq[k];
+                apq = a[p * n + q];
+                app = a[p * n + p];
+                aqq = a[q * n + q];
+                rotated = 1;
                 a[p * n + p] = app - t * apq;
                 a[q * n + q] = aqq + t * apq;
                 a[p * n + q] = 0.0;

@@ -17,6 +17,11 @@ extern "C" {
 /* Error code returned when the sweep limit is reached without convergence. */
 #define LOGT_JACOBI_NOCONV (-1001)
 
+/* Largest n is 2 * LOGT_JACOBI_MAX_PAIRS (the solver keeps one round of
+ * rotations on the stack); larger n returns LOGT_JACOBI_TOOBIG. */
+#define LOGT_JACOBI_MAX_PAIRS 256
+#define LOGT_JACOBI_TOOBIG (-1002)
+
 /* Eigendecomposition A = V diag(w) V^T of the symmetric n x n matrix in `a`.
  *
  * a : n*n doubles; only the upper triangle (j >= i, a[i*n+j]) is read; the whole
@@ -26,7 +31,8 @@ extern "C" {
  * max_sweeps : sweep limit (use LOGT_JACOBI_MAX_SWEEPS).
  *
  * Returns the number of sweeps used (>= 0) on convergence, or
- * LOGT_JACOBI_NOCONV when the limit was hit (w, v then hold the last iterate).
+ * LOGT_JACOBI_NOCONV when the limit was hit (w, v then hold the last iterate),
+ * or LOGT_JACOBI_TOOBIG if n > 2 * LOGT_JACOBI_MAX_PAIRS.
  * Entries should be of moderate size (e.g. scaled so max |a_ij| is ~1): the
  * caller handles scaling (logt_psd_project_small does).
  */
@@ -38,7 +44,7 @@ int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps);
  * (exact) so entries of any finite magnitude work.
  *
  * work : 2*n*n + n doubles of scratch.
- * Returns 0, or LOGT_JACOBI_NOCONV.
+ * Returns 0, LOGT_JACOBI_NOCONV or LOGT_JACOBI_TOOBIG.
  */
 int logt_psd_project_small(int n, double *x, double *work);
 

@@ -280,8 +280,8 @@ def test_errors():
     assert (out == 7.0).all()
 
 
-def test_threads_separate_and_shared():
-    d = 40
+@pytest.mark.parametrize("d", [5, 40])
+def test_threads_separate_and_shared(d):
     rng = np.random.default_rng(6)
     mats = [make(k, d, rng) for k in ("random", "psd", "few_neg", "few_pos") * 3]
     refs = [ref_proj(A) for A in mats]

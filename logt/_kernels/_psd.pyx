@@ -72,6 +72,9 @@ cdef enum:
     PATH_ZERO = 6   # all-zero input: nothing to do
 
 cdef enum:
+    _STACK_N = 16   # Python-level Jacobi calls with d <= this use a stack workspace
+
+cdef enum:
     ERR_NONE = 0
     ERR_DSYEVR = 1
     ERR_DPOTRF = 2
@@ -534,8 +537,15 @@ cdef class PSDProjector(CompiledDomain):
             a = np.ascontiguousarray(arr)
         if out is None:
             o = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(a), cnp.NPY_DOUBLE, 0)
+        elif (type(out) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>out) == cnp.NPY_DOUBLE
+                and cnp.PyArray_NDIM(<cnp.ndarray>out) == 2
+                and cnp.PyArray_DIM(<cnp.ndarray>out, 0) == n
+                and cnp.PyArray_DIM(<cnp.ndarray>out, 1) == n
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>out)
+                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>out)):
+            o = <cnp.ndarray>out
         else:
-            o = _check_out(out, self.shape)
+            o = _check_out(out, self.shape)   # raises with a clear message
         cdef double* src = <double*>cnp.PyArray_DATA(a)
         cdef double* dst = <double*>cnp.PyArray_DATA(o)
         cdef Py_ssize_t nn = <Py_ssize_t>n * n
@@ -553,6 +563,18 @@ cdef class PSDProjector(CompiledDomain):
                 f"v must be symmetric: max|v - v.T| = {asym:.3g} exceeds "
                 f"{_SYM_TOL:g} * max|v| = {_SYM_TOL * amax:.3g}")
         cdef int info
+        cdef double small_work[2 * _STACK_N * _STACK_N + _STACK_N]
+        if n <= _STACK_N and (path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max)):
+            # Tiny matrices: ~1 us of work on a stack workspace; no shared
+            # state is touched (last_path is informational), so neither the
+            # lock nor a GIL release (which would cost more than it frees).
+            info = logt_psd_project_small(n, dst, small_work)
+            self.last_path = PATH_JACOBI
+            if info != 0:
+                raise np.linalg.LinAlgError(
+                    f"Jacobi eigensolver failed (status {info}, d={n}); "
+                    f"the PSD projection failed")
+            return o
         if path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max) or blas_active():
             with self._lock:
                 with nogil:
