@@ -203,3 +203,29 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
     }
     return m;
 }
+
+int logt_tridiag_count(int n, const double *d, const double *e, double x)
+{
+    double emax2 = 0.0, pivmin, q;
+    int i, c;
+    for (i = 0; i < n - 1; i++) {
+        double t = e[i] * e[i];
+        if (t > emax2) {
+            emax2 = t;
+        }
+    }
+    pivmin = DBL_MIN * (emax2 > 1.0 ? emax2 : 1.0);
+    q = d[0] - x;
+    if (fabs(q) < pivmin) {
+        q = -pivmin;
+    }
+    c = q <= 0.0;
+    for (i = 1; i < n; i++) {
+        q = d[i] - x - e[i - 1] * e[i - 1] / q;
+        if (fabs(q) < pivmin) {
+            q = -pivmin;
+        }
+        c += q <= 0.0;
+    }
+    return c;
+}

@@ -32,6 +32,11 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
                               double vl, double vu, double *w, int *iblock,
                               int *isplit, int *nsplit, double *work);
 
+/* Number of eigenvalues <= x of the tridiagonal T (one Sturm sequence,
+ * O(n), with LAPACK's pivot safeguard). Eigenvalues within ~ulp*||T|| of x
+ * may be counted on either side. */
+int logt_tridiag_count(int n, const double *d, const double *e, double x);
+
 #ifdef __cplusplus
 }
 #endif

@@ -117,14 +117,18 @@ def test_cholesky_path_taken_on_pd_and_falls_through_otherwise():
     R = P._project_with(A, "chol")
     assert P._last_path == "chol"
     assert np.array_equal(R, A)          # PD input returned unchanged
-    B = make("rankdef", d, rng)          # singular: dpotrf fails -> negatives-only path
+    B = make("rankdef", d, rng)          # singular: dpotrf fails -> counted choice
     R = P._project_with(B, "chol")
-    assert P._last_path == "neg"
+    assert P._last_path in ("neg", "pos", "full")
     assert_close(R, ref_proj(B), B)
-    C = make("random", d, rng)
+    C = make("random", d, rng)           # half negative -> full
     R = P._project_with(C, "chol")
-    assert P._last_path == "neg"
+    assert P._last_path == "full"
     assert_close(R, ref_proj(C), C)
+    D = make("few_neg", d, rng)          # few negative -> negatives only
+    R = P._project_with(D, "chol")
+    assert P._last_path == "neg"
+    assert_close(R, ref_proj(D), D)
 
 
 def test_adaptive_prediction_sequence():
@@ -139,21 +143,22 @@ def test_adaptive_prediction_sequence():
         R = P.project(A)
         taken.append(P._last_path)
         assert_close(R, ref_proj(A), A)
-    # nothing known -> full; PSD seen -> Cholesky tried, fails, falls through
-    # to negatives-only (reported as "neg"); many negatives seen -> full
-    assert taken == ["full", "neg"] * 3
+    # PSD: counted 0 negatives -> "neg" (with nothing to add); the next input
+    # (half negative) first tries Cholesky, which fails, then goes "full";
+    # after it, no Cholesky attempt; the count picks the path every time
+    assert taken == ["neg", "full"] * 3
     # a run of few-negative inputs settles on the negatives-only path
     for _ in range(3):
         A = make("few_neg", d, rng)
         R = P.project(A)
         assert_close(R, ref_proj(A), A)
     assert P._last_path == "neg"
-    # a run of few-positive inputs: first call mispredicted, then positives-only
+    # few-positive inputs: positives only, from the first call
     for _ in range(3):
         A = make("few_pos", d, rng)
         R = P.project(A)
         assert_close(R, ref_proj(A), A)
-    assert P._last_path == "pos"
+        assert P._last_path == "pos"
     # already PSD inputs: Cholesky fast path
     for _ in range(3):
         A = make("psd", d, rng)

@@ -26,12 +26,15 @@ Paths (chosen per call; the result never depends on the choice beyond rounding):
   slower than the full spectrum, so ``full`` is used when both counts are large.
   (Also the fallback if ``dstein`` reports a non-converged vector.)
 * ``chol``    ``dpotrf`` on a copy; success proves ``A`` positive definite and ``A``
-  is returned unchanged; failure falls through to ``neg``.
+  is returned unchanged; failure falls through to the counted choice below.
 
-The adaptive choice predicts from the previous call on the same object (an
-optimizer projects a sequence of similar matrices): unknown -> ``full``;
-0 negative -> ``chol``; few negative -> ``neg``; few positive -> ``pos``;
-otherwise ``full``. A wrong prediction costs time, never accuracy.
+The adaptive choice (``project``): if the previous call on this object found
+the input PSD, try ``chol`` first (an optimizer projects sequences of similar
+matrices). Otherwise, or if that fails, tridiagonalize (``dsytrd``, needed by
+every LAPACK path) and count the eigenvalues <= 0 with one O(d) Sturm
+sequence: few negative -> ``neg``; few positive -> ``pos``; else ``full``
+(continuing from the same tridiagonal). So the path is chosen from the actual
+spectrum, and a wrong history costs at most one failed Cholesky (~d^3/3).
 
 Scaling: the matrix is scaled by a power of two (exact) so that max |a_ij| is
 in [0.5, 1) before any eigensolver runs, so entries of any finite magnitude
@@ -60,6 +63,7 @@ cdef extern from "logt_sturm.h" nogil:
     int logt_tridiag_eig_interval(int n, const double *d, const double *e,
                                   double vl, double vu, double *w, int *iblock,
                                   int *isplit, int *nsplit, double *work)
+    int logt_tridiag_count(int n, const double *d, const double *e, double x)
 
 # Path codes (also the values of PSDProjector.last_path).
 cdef enum:
@@ -299,17 +303,8 @@ cdef class PSDProjector(CompiledDomain):
             for j in range(i, n):
                 self.buf[i * n + j] = x[i * n + j] * scale
 
-        if path == PATH_AUTO:
-            if self.pred_neg < 0:
-                path = PATH_FULL
-            elif self.pred_neg == 0:
-                path = PATH_CHOL
-            elif self.pred_neg <= self.few_frac * n:
-                path = PATH_NEG
-            elif 0 <= self.pred_pos <= self.few_frac * n:
-                path = PATH_POS
-            else:
-                path = PATH_FULL
+        if path == PATH_AUTO and self.pred_neg == 0:
+            path = PATH_CHOL    # the last input was PSD: try the cheap test first
 
         if path == PATH_CHOL:
             # Fortran 'L' of the column-major view == the C upper triangle.
@@ -325,16 +320,32 @@ cdef class PSDProjector(CompiledDomain):
             for i in range(n):   # not positive definite: restore the copy
                 for j in range(i, n):
                     self.buf[i * n + j] = x[i * n + j] * scale
-            path = PATH_NEG
+            path = PATH_AUTO
             info = 0
+
+        # Tridiagonalize (Fortran 'L' of the column-major view == the C upper
+        # triangle), then count the eigenvalues <= 0 with one O(n) Sturm
+        # sequence: the path is chosen from this count, not guessed.
+        dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, self.twork,
+               &self.tlwork, &info)
+        if info != 0:
+            self.err_routine = ERR_DSYTRD
+            return info
+        if path == PATH_AUTO:
+            k = logt_tridiag_count(n, self.td, self.te, 0.0)
+            if k <= self.few_frac * n:
+                path = PATH_NEG
+            elif n - k <= self.few_frac * n:
+                path = PATH_POS
+            else:
+                path = PATH_FULL
 
         if path == PATH_NEG or path == PATH_POS:
             info = self._partial(n, path == PATH_NEG, &m)
             if info > 0 and self.err_routine == ERR_DSTEIN:
-                # an eigenvector did not converge: redo with the full solver
-                for i in range(n):
-                    for j in range(i, n):
-                        self.buf[i * n + j] = x[i * n + j] * scale
+                # an eigenvector did not converge: use the full solver on the
+                # same tridiagonal (dstein leaves td, te intact)
+                self.err_routine = ERR_NONE
                 path = PATH_FULL
                 info = 0
             elif info != 0:
@@ -342,13 +353,8 @@ cdef class PSDProjector(CompiledDomain):
         self.last_path = path
         if path == PATH_FULL:
             # dsyevd's steps, but back-transforming only the vectors used:
-            # tridiagonalize, all eigenpairs of T (divide and conquer), and
-            # dormtr below on the smaller of the two sets of columns.
-            dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, self.twork,
-                   &self.tlwork, &info)
-            if info != 0:
-                self.err_routine = ERR_DSYTRD
-                return info
+            # all eigenpairs of T (divide and conquer), and dormtr below on
+            # the smaller of the two sets of columns.
             dstedc(b"I", &n, self.td, self.te, self.z, &n, self.ework, &self.elwork,
                    self.eiwork, &self.eliwork, &info)
             if info != 0:
@@ -436,10 +442,10 @@ cdef class PSDProjector(CompiledDomain):
         return 0
 
     cdef int _partial(self, int n, bint negative, int* m_out) noexcept nogil:
-        """Eigenpairs of the scaled matrix in buf (C upper triangle) with
-        eigenvalue in (-(n+1), 0] (negative) or (0, n+1]: values in w[:m],
-        vectors in the columns of z (n x m, column-major). Returns 0 or an
-        error code (err_routine says which routine)."""
+        """Eigenpairs of the scaled matrix (tridiagonalized by dsytrd into buf,
+        td, te, tau) with eigenvalue in (-(n+1), 0] (negative) or (0, n+1]:
+        values in w[:m], vectors in the columns of z (n x m, column-major).
+        Returns 0 or an error code (err_routine says which routine)."""
         cdef int info = 0, m = 0, nsplit = 0
         cdef double vl, vu
         if negative:
@@ -449,12 +455,6 @@ cdef class PSDProjector(CompiledDomain):
             vl = 0.0
             vu = n + 1.0
         m_out[0] = 0
-        # Fortran 'L' of the column-major view == the C upper triangle.
-        dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, self.twork,
-               &self.tlwork, &info)
-        if info != 0:
-            self.err_routine = ERR_DSYTRD
-            return info
         m = logt_tridiag_eig_interval(n, self.td, self.te, vl, vu, self.w, self.iblock,
                                       self.isplit, &nsplit, self.swork)
         if m < 0:

@@ -18,11 +18,13 @@ class PSDCone(PSDProjector):
     symmetric. ``out`` may be ``v`` (in place). Entries of any finite
     magnitude work (the kernel scales by a power of two).
 
-    Speed: d <= 10 uses a BLAS-free Jacobi solver; larger d uses LAPACK
-    ``dsyevr`` with one BLAS thread, computing only the negative (or only the
-    positive) eigenpairs when the previous call on this object had few of
-    them, and a Cholesky test when it was PSD. Reuse one object for a
-    sequence of similar matrices.
+    Speed: d <= 10 uses a BLAS-free Jacobi solver; larger d uses LAPACK with
+    one BLAS thread: after tridiagonalizing, one Sturm count of the negative
+    eigenvalues decides whether to compute only the negative eigenpairs, only
+    the positive ones, or all; a Cholesky test is tried first when the
+    previous call on this object was PSD. Reuse one object for a sequence of
+    similar matrices (and wrap loops in ``logt.single_threaded_blas()`` to pay
+    the BLAS thread-limit setup once).
 
     Thread safety: distinct objects are independent; calls on one object from
     several threads are serialized by its lock.
