@@ -45,7 +45,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport fabs, fmax, frexp, ldexp, sqrt, isfinite
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset, memcpy, memmove
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_lapack cimport dormtr, dpotrf, dstedc, dstein, dsyevd, dsytrd
 from scipy.linalg.cython_blas cimport dsyrk
 
