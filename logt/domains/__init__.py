@@ -2,6 +2,6 @@
 from logt.domains._callable import CallableDomain
 from logt.domains._protocol import Domain
 from logt.domains._psd import PSDCone, project_psd
-from logt.domains._sets import Box, EuclideanBall
+from logt._kernels._sets import Box, EuclideanBall
 
 __all__ = ["Box", "CallableDomain", "Domain", "EuclideanBall", "PSDCone", "project_psd"]

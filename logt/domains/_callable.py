@@ -1,7 +1,7 @@
 """A domain given by a user's Python projection function."""
 import numpy as np
 
-from logt.domains._sets import _as_shape
+from logt._kernels._sets import _as_shape
 
 
 class CallableDomain:
