@@ -104,15 +104,21 @@ def _check_points(X, name, d=None, allow_sparse=True):
             raise ValueError(f"{name} contains NaN or Inf")
     else:
         X = np.asarray(X)
-        if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
-            raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
         if np.iscomplexobj(X):
-            raise TypeError(f"{name} must be real, got complex data")
+            raise ValueError(f"Complex data not supported: {name} must be real")
+        if X.dtype == object:
+            X = X.astype(np.float64)          # numbers stored as objects; raises for strings
+        if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+            raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
         if X.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), got shape {X.shape}")
+            raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), got shape "
+                             f"{X.shape}; reshape your data")
         X = X.astype(np.float64, copy=False)
         if not np.isfinite(X).all():
             raise ValueError(f"{name} contains NaN or Inf")
+    if X.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         f"required by MetricLearner ({name}).")
     if d is not None and X.shape[1] != d:
         raise ValueError(f"{name} has {X.shape[1]} features, but MetricLearner was fitted with {d} features")
     return X
@@ -263,6 +269,8 @@ class MetricLearner:
         """
         from logt.oracles import MetricLearning
         self._check_hyper()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X = _check_points(X, "X")
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -274,7 +282,9 @@ class MetricLearner:
         if y.dtype.kind in "fc" and not np.isfinite(y).all():
             raise ValueError("y contains NaN or Inf")
         if X.shape[0] < 2:
-            raise ValueError(f"X must have at least 2 samples, got {X.shape[0]}")
+            raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
+                             "of 2 is required by MetricLearner: X must have at least 2 samples, "
+                             f"got n_samples={X.shape[0]}")
         if self.normalize:
             X = _unit_rows(X)
         gen = check_rng(self.rng)
