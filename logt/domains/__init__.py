@@ -1,1 +1,7 @@
-"""logt.domains."""
+"""logt.domains: the convex domains ``D`` and their Euclidean projections ``Pi_D``."""
+from logt.domains._callable import CallableDomain
+from logt.domains._protocol import Domain
+from logt.domains._psd import PSDCone, project_psd
+from logt.domains._sets import Box, EuclideanBall
+
+__all__ = ["Box", "CallableDomain", "Domain", "EuclideanBall", "PSDCone", "project_psd"]
