@@ -25,8 +25,8 @@ def build_parser():
     m.add_argument("--dataset", choices=["mushrooms", "adult", "synthetic"], default="mushrooms")
     m.add_argument("--data-dir", default=None,
                    help="folder with mushrooms.gz, a9a.gz, a9a.t.gz (default $LOGT_DATA_DIR)")
-    m.add_argument("--T", type=_int, default=30_000,
-                   help="budget of pair gradients per run, all methods (default 3e4)")
+    m.add_argument("--T", type=_int, default=200_000,
+                   help="budget of pair gradients per run, all methods (default 2e5)")
     m.add_argument("--repeats", type=int, default=10, help="independent runs per method (default 10)")
     m.add_argument("--lam", type=float, default=0.1, help="regularization lam (default 0.1)")
     m.add_argument("--seed", type=int, default=0)
