@@ -2,11 +2,20 @@
 
 Implements Algorithm 1 of Zhang, Yang, Jin and He (ICML 2013) with compiled
 kernels, plus SGD and Epoch-GD baselines on the same kernels.
+
+* ``minimize`` -- the epoch drivers (``method="logt" | "sgd" | "epoch_gd"``).
+* ``logt.domains`` -- ``PSDCone``, ``EuclideanBall``, ``Box``, ``CallableDomain``; ``project_psd``.
+* ``logt.oracles`` -- ``PSDQuadratic`` (the toy), ``MetricLearning``, ``FunctionOracle``.
+* ``logt.params`` -- Theorem 1 / 2 parameter rules, rounding, closed-form counts.
 """
 from logt._minimize import logt_params, minimize
 from logt._result import MinimizeResult
 from logt._threads import single_threaded_blas
+from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone, project_psd
 
 __version__ = "0.1.0"
 
-__all__ = ["minimize", "logt_params", "MinimizeResult", "single_threaded_blas"]
+__all__ = [
+    "minimize", "logt_params", "MinimizeResult", "single_threaded_blas",
+    "PSDCone", "EuclideanBall", "Box", "CallableDomain", "project_psd",
+]

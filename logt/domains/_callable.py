@@ -1,6 +1,8 @@
 """A domain given by a user's Python projection function."""
 import numpy as np
 
+from logt.domains._sets import _as_shape
+
 
 class CallableDomain:
     """Wrap ``fn(v) -> Pi_D(v)`` (a user's projection) as a logt domain.
@@ -17,16 +19,8 @@ class CallableDomain:
     def __init__(self, fn, shape):
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-            shape = (int(shape),)
-        try:
-            shape = tuple(int(s) for s in shape)
-        except TypeError:
-            raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
-        if any(s < 1 for s in shape):
-            raise ValueError(f"shape must have positive entries, got {shape}")
         self.fn = fn
-        self.shape = shape
+        self.shape = shape = _as_shape(shape)
         self.size = int(np.prod(shape))
 
     def __repr__(self):

@@ -41,6 +41,8 @@ class Progress:
     def __init__(self, total, label, enabled=True):
         self.total, self.label, self.enabled = total, label, enabled
         self.done, self.t0, self.work_done, self.work_total = 0, time.perf_counter(), 0.0, None
+        self.tty = sys.stderr.isatty()
+        self.last = -1.0
 
     def update(self, n=1, work=None, work_total=None):
         self.done += n
@@ -50,9 +52,13 @@ class Progress:
         if not self.enabled:
             return
         el = time.perf_counter() - self.t0
+        # a live line on a terminal (at most 5 per second); in a log, a line every 10 s
+        if self.done < self.total and el - self.last < (0.2 if self.tty else 10.0):
+            return
+        self.last = el
         frac = (self.work_done / self.work_total) if self.work_total else self.done / self.total
         left = el * (1 - frac) / frac if frac > 0 else float("nan")
-        sys.stderr.write(f"\r{self.label}: {self.done}/{self.total} runs, {el:6.1f} s elapsed, ~{left:5.0f} s left ")
-        sys.stderr.flush()
-        if self.done >= self.total:
+        sys.stderr.write(f"{chr(13) if self.tty else ''}{self.label}: {self.done}/{self.total} runs, {el:6.1f} s elapsed, ~{left:5.0f} s left ")
+        if not self.tty or self.done >= self.total:
             sys.stderr.write("\n")
+        sys.stderr.flush()

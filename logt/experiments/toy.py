@@ -103,8 +103,14 @@ def plot(summary, out_dir):
         fig, ax = plt.subplots(figsize=(5, 4))
         for m in METHODS:
             rows = [s for s in summary if s["method"] == m]
-            if rows:
-                ax.plot([s[xkey] for s in rows], [s[ykey] for s in rows], "o-", label=LABELS[m])
+            if not rows:
+                continue
+            xs, ys = [s[xkey] for s in rows], [s[ykey] for s in rows]
+            if ykey == "mean_excess_times_T":   # mean +- std over the repeats
+                ax.errorbar(xs, ys, yerr=[s["std_excess_times_T"] for s in rows], fmt="o-",
+                            capsize=3, label=LABELS[m])
+            else:
+                ax.plot(xs, ys, "o-", label=LABELS[m])
         ax.set_xscale("log")
         if ykey == "mean_fun":
             ax.set_yscale("log")
