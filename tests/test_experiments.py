@@ -85,15 +85,19 @@ def _has_matplotlib():
 
 
 def test_metric_verdict_logic():
-    s = [{"method": "sgd", "n_projections": 1000, "mean_fun": 0.5},
-         {"method": "epoch_gd", "n_projections": 1020, "mean_fun": 0.52},
-         {"method": "logt_practical", "n_projections": 16, "mean_fun": 0.6},
-         {"method": "logt_practical", "n_projections": 32, "mean_fun": 0.499},
-         {"method": "logt_theorem1", "n_projections": 804, "mean_fun": 0.51}]
+    s = [{"method": "sgd", "n_projections": 1000, "mean_fun": 0.5, "std_fun": 0.001},
+         {"method": "epoch_gd", "n_projections": 1020, "mean_fun": 0.52, "std_fun": 0.0},
+         {"method": "logt_practical", "n_projections": 16, "mean_fun": 0.6, "std_fun": 0.0},
+         {"method": "logt_practical", "n_projections": 32, "mean_fun": 0.499, "std_fun": 0.0},
+         {"method": "logt_theorem1", "n_projections": 804, "mean_fun": 0.51, "std_fun": 0.0}]
     v = metric.verdict(s)
     assert "SGD: final F = 0.50000 after 1,000" in v
     assert "reaches it after 32 projections (31x fewer)" in v
     assert "ends at F = 0.51000 (+1.00e-02) after 804" in v
+    s[3]["mean_fun"] = 0.5005          # not below, but within one std of SGD's 0.5
+    v = metric.verdict(s)
+    assert "within one std (1.0e-03) of it after 32 projections (31x fewer)" in v
+    assert metric.verdict(s[2:]) == "no baseline run: nothing to compare"
 
 
 def test_metric_mushrooms_subset():
