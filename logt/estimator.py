@@ -26,6 +26,9 @@ import scipy.sparse as sp
 from logt import params as _params
 from logt._minimize import METHODS, minimize
 from logt._rng import check_rng
+from logt.datasets import normalize_rows
+from logt.domains import PSDCone
+from logt.oracles import MetricLearning
 
 __all__ = ["MetricLearner", "NotFittedError", "practical_metric_params"]
 
@@ -129,16 +132,6 @@ def _check_points(X, name, d=None, allow_sparse=True):
     if d is not None and X.shape[1] != d:
         raise ValueError(f"{name} has {X.shape[1]} features, but MetricLearner was fitted with {d} features")
     return X
-
-
-def _unit_rows(X):
-    from logt.datasets import normalize_rows
-    return normalize_rows(X)
-
-
-def _psd_cone(d):
-    from logt.domains import PSDCone
-    return PSDCone(d)
 
 
 class MetricLearner:
@@ -274,7 +267,6 @@ class MetricLearner:
         samples, 2 classes, finite values and (unless ``normalize=True``) rows
         of norm <= 1. Returns self.
         """
-        from logt.oracles import MetricLearning
         self._check_hyper()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
@@ -293,13 +285,13 @@ class MetricLearner:
                              "of 2 is required by MetricLearner: X must have at least 2 samples, "
                              f"got n_samples={X.shape[0]}")
         if self.normalize:
-            X = _unit_rows(X)
+            X = normalize_rows(X)
         gen = check_rng(self.rng)
         eval_seed = int(gen.integers(2**63))
         oracle = MetricLearning(X, y, float(self.lam), n_eval_pairs=self.n_eval_pairs,
                                 eval_rng=eval_seed, n_threads=self.n_threads)
         d = X.shape[1]
-        res = minimize(oracle, _psd_cone(d), self.T, method=self.method, rng=gen,
+        res = minimize(oracle, PSDCone(d), self.T, method=self.method, rng=gen,
                        **self._minimize_kwargs(oracle))
         self._set_metric(res.x)
         self.n_features_in_ = d
@@ -330,7 +322,7 @@ class MetricLearner:
         _check_fitted(self)
         X = _check_points(X, "X", self.n_features_in_)
         if self.normalize:
-            X = _unit_rows(X)
+            X = normalize_rows(X)
         return np.asarray(X @ self.components_.T)
 
     def fit_transform(self, X, y):
@@ -349,7 +341,7 @@ class MetricLearner:
         a = _check_points(P[:, 0, :], "pairs")
         b = _check_points(P[:, 1, :], "pairs")
         if self.normalize:
-            a, b = _unit_rows(a), _unit_rows(b)
+            a, b = normalize_rows(a), normalize_rows(b)
         return a - b
 
     def pair_distance(self, pairs):

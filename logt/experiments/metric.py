@@ -33,9 +33,12 @@ import time
 import numpy as np
 
 from logt._minimize import minimize
+from logt.datasets import load_adult, load_mushrooms, normalize_rows, train_test_split_seeded
+from logt.domains import PSDCone
 from logt.estimator import practical_metric_params
 from logt.experiments._parallel import default_jobs, run_tasks
 from logt.experiments.report import Progress, format_table, write_records
+from logt.oracles import MetricLearning
 
 METHODS = ("logt_practical", "logt_theorem1", "epoch_gd", "sgd")
 LABELS = {"logt_practical": "logT (practical)", "logt_theorem1": "logT (Theorem 1)",
@@ -50,7 +53,6 @@ def synthetic_data(n=600, d=10, seed=0):
 
     Returns ``X_train, y_train, X_test, y_test`` (2/3 - 1/3).
     """
-    from logt.datasets import normalize_rows
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
     X = rng.normal(size=(n, d))
@@ -65,7 +67,6 @@ def load_problem(dataset, data_dir=None, seed=0, max_train=None):
 
     ``max_train`` keeps a seeded random subset of the training rows (for quick tests).
     """
-    from logt.datasets import load_adult, load_mushrooms, train_test_split_seeded
     if dataset == "mushrooms":
         X, y = load_mushrooms(data_dir)
         Xtr, Xte, ytr, yte = train_test_split_seeded(X, y, 1 / 3, rng=seed)
@@ -82,7 +83,6 @@ def load_problem(dataset, data_dir=None, seed=0, max_train=None):
 
 
 def _oracle(dataset, data_dir, lam, seed, n_eval_pairs, max_train, n_threads):
-    from logt.oracles import MetricLearning
     key = (dataset, data_dir, lam, seed, n_eval_pairs, max_train, n_threads)
     if key not in _CACHE:
         Xtr, ytr, Xte, yte = load_problem(dataset, data_dir, seed, max_train)
@@ -90,11 +90,6 @@ def _oracle(dataset, data_dir, lam, seed, n_eval_pairs, max_train, n_threads):
         _CACHE[key] = MetricLearning(Xtr, ytr, lam, X_eval=Xte, y_eval=yte, n_eval_pairs=n_eval_pairs,
                                      eval_rng=seed + 1, n_threads=n_threads)
     return _CACHE[key]
-
-
-def _psd(d):
-    from logt.domains import PSDCone
-    return PSDCone(d)
 
 
 def method_kwargs(method, oracle, T):
@@ -114,7 +109,7 @@ def _one_run(task):
     oracle = _oracle(dataset, data_dir, lam, seed, n_eval_pairs, max_train, n_threads)
     rng = np.random.default_rng(np.random.SeedSequence([seed, METHODS.index(method), rep]))
     t0 = time.perf_counter()
-    res = minimize(oracle, _psd(oracle.n_features), T, rng=rng, **method_kwargs(method, oracle, T))
+    res = minimize(oracle, PSDCone(oracle.n_features), T, rng=rng, **method_kwargs(method, oracle, T))
     sec = time.perf_counter() - t0
     tr = res.trace
     return [{"dataset": dataset, "method": method, "T": T, "repeat": rep, "point": i,
