@@ -1,0 +1,120 @@
+"""Smoke tests of the experiments (toy: Fig. 1, metric: Fig. 2) on tiny settings."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from logt.experiments import metric, toy
+from logt.experiments.report import write_records
+
+try:
+    from ._data import require_data_dir
+except ImportError:
+    from _data import require_data_dir
+
+
+def test_toy_run_summarize_tables(tmp_path):
+    recs = toy.run(T_max=2000, T_min=1000, per_decade=2, repeats=2, n_jobs=1, progress=False)
+    assert len(recs) == 3 * 2 * 2
+    for r in recs:
+        assert r["n_calls"] <= r["T"] and np.isfinite(r["fun"]) and r["excess"] >= 0
+        if r["method"] == "sgd":
+            assert r["n_projections"] == r["n_calls"] == r["T"]
+        if r["method"] == "logt":
+            assert r["n_projections"] < r["n_calls"]
+    summary = toy.summarize(recs)
+    assert {(s["method"], s["T"]) for s in summary} == {(m, T) for m in toy.METHODS for T in (1000, 2000)}
+    for s in summary:
+        v = [r["excess_times_T"] for r in recs if r["method"] == s["method"] and r["T"] == s["T"]]
+        assert s["mean_excess_times_T"] == pytest.approx(np.mean(v))
+    text = toy.tables(summary)
+    assert "logT (logt)" in text and "EP_GD" in text and "SGD" in text
+    paths = write_records(summary, str(tmp_path), "toy")
+    assert json.load(open(paths[-1])) == json.loads(json.dumps(summary))
+
+
+def _check_metric_records(recs, methods, T):
+    for m in methods:
+        for rep in {r["repeat"] for r in recs}:
+            tr = [r for r in recs if r["method"] == m and r["repeat"] == rep]
+            assert tr, (m, rep)
+            P = [r["n_projections"] for r in tr]
+            assert P == sorted(set(P)), "projections grow along a trace"
+            assert tr[-1]["n_calls"] <= T
+            if m == "sgd":
+                assert P[-1] == T
+            if m == "logt_practical":
+                assert all(p % 16 == 0 for p in P)      # 2*M projections per epoch, M = 8
+
+
+def test_metric_synthetic(tmp_path):
+    T = 3000
+    recs = metric.run(dataset="synthetic", T=T, repeats=2, n_jobs=1, n_eval_pairs=2000, progress=False)
+    _check_metric_records(recs, metric.METHODS, T)
+    oracle = metric._oracle("synthetic", None, 0.1, 0, 2000, None, None)
+    F0 = oracle.value(np.zeros(oracle.shape))
+    summary = metric.summarize(recs)
+    for m in metric.METHODS:
+        rows = [s for s in summary if s["method"] == m]
+        assert rows[-1]["mean_fun"] < F0 - 0.05, m
+        last = [r["fun"] for r in recs if r["method"] == m and r["n_projections"] == rows[-1]["n_projections"]]
+        assert rows[-1]["mean_fun"] == pytest.approx(np.mean(last))
+        assert rows[-1]["std_fun"] == pytest.approx(np.std(last, ddof=1))
+    text = metric.tables(summary, max_rows=5)
+    for m in metric.METHODS:
+        assert metric.LABELS[m] in text
+    assert text.count("\n|") <= 4 * (5 + 2)
+    v = metric.verdict(summary)
+    assert v.startswith("best baseline") and "logT (practical)" in v
+    # same seed, same numbers
+    again = metric.run(dataset="synthetic", T=T, repeats=2, n_jobs=1, n_eval_pairs=2000,
+                       methods=("logt_practical",), progress=False)
+    assert [r["fun"] for r in again] == [r["fun"] for r in recs if r["method"] == "logt_practical"]
+    if _has_matplotlib():
+        paths = metric.plot(summary, str(tmp_path), "synthetic")
+        assert paths and os.path.getsize(paths[0]) > 1000
+
+
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_metric_verdict_logic():
+    s = [{"method": "sgd", "n_projections": 1000, "mean_fun": 0.5, "std_fun": 0.001},
+         {"method": "epoch_gd", "n_projections": 1020, "mean_fun": 0.52, "std_fun": 0.0},
+         {"method": "logt_practical", "n_projections": 16, "mean_fun": 0.6, "std_fun": 0.0},
+         {"method": "logt_practical", "n_projections": 32, "mean_fun": 0.499, "std_fun": 0.0},
+         {"method": "logt_theorem1", "n_projections": 804, "mean_fun": 0.51, "std_fun": 0.0}]
+    v = metric.verdict(s)
+    assert "SGD: final F = 0.50000 after 1,000" in v
+    assert "reaches it after 32 projections (31x fewer)" in v
+    assert "ends at F = 0.51000 (+1.00e-02) after 804" in v
+    s[3]["mean_fun"] = 0.5005          # not below, but within one std of SGD's 0.5
+    v = metric.verdict(s)
+    assert "within one std (1.0e-03) of it after 32 projections (31x fewer)" in v
+    assert metric.verdict(s[2:]) == "no baseline run: nothing to compare"
+
+
+def test_metric_mushrooms_subset():
+    d = require_data_dir("mushrooms.gz")
+    T = 2000
+    methods = ("logt_practical", "sgd")
+    recs = metric.run(dataset="mushrooms", data_dir=str(d), T=T, repeats=1, methods=methods, n_jobs=1,
+                      n_eval_pairs=2000, max_train=400, progress=False)
+    _check_metric_records(recs, methods, T)
+    Xtr, ytr, Xte, yte = metric.load_problem("mushrooms", str(d), 0, 400)
+    assert Xtr.shape == (400, 112) and Xte.shape == (2708, 112)
+    summary = metric.summarize(recs)
+    assert {s["method"] for s in summary} == set(methods)
+
+
+def test_metric_bad_arguments():
+    with pytest.raises(ValueError, match="unknown method"):
+        metric.run(dataset="synthetic", methods=("adam",), progress=False)
+    with pytest.raises(ValueError, match="dataset"):
+        metric.load_problem("iris")
