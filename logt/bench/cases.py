@@ -63,6 +63,11 @@ def toy_contenders(B, seed=0, impls=("logt", "numpy_chunked", "numpy_raw_bits", 
             out[impl] = (lambda r: lambda: ref.toy_average_raw_bits(W, A, B, r, s))(rng)
         elif impl == "numpy_materialized":
             out[impl] = (lambda r: lambda: ref.toy_average_materialized(W, A, B, r, s))(rng)
+        elif impl == "rng_floor":
+            # not a contender: the PCG64 draws alone (m*B/2 raw 64-bit words, the
+            # bits logt and numpy_raw_bits consume), a floor for both
+            k = (ref.TOY_D * (ref.TOY_D + 1) // 2 * B + 1) // 2
+            out[impl] = (lambda bg: lambda: bg.random_raw(k))(rng.bit_generator)
         else:
             raise ValueError(f"unknown toy contender {impl!r}")
     return out

@@ -162,13 +162,15 @@ def _draw_pairs(n, B, rng):
     return i, j
 
 
-def metric_grad_dense(Xd, y, W, B, rng, lam=METRIC_LAM):
+def metric_grad_dense(Xd, y, W, B, rng, lam=METRIC_LAM, pairs=None):
     """``D^T diag(c) D / B + lam W`` in NumPy: gather dense rows ``D = X[i] - X[j]``
     (B, d), ``q = ((D W) * D).sum(1)``, ``c = y_ij sigmoid(-y_ij (1 - q))``.
 
     Xd : (n, d) dense float64, rows ``||x|| <= 1``; y : (n,) labels; W : (d, d).
+    pairs : optional ``(i, j)`` index arrays of length B used instead of drawing
+    from ``rng`` (for tests against other implementations on the same pairs).
     """
-    i, j = _draw_pairs(Xd.shape[0], B, rng)
+    i, j = _draw_pairs(Xd.shape[0], B, rng) if pairs is None else pairs
     D = Xd[i] - Xd[j]
     yy = np.where(y[i] == y[j], 1.0, -1.0)
     z = yy * (1.0 - ((D @ W) * D).sum(axis=1))
@@ -176,14 +178,18 @@ def metric_grad_dense(Xd, y, W, B, rng, lam=METRIC_LAM):
     return (D.T * c) @ D / B + lam * W
 
 
-def metric_grad_loop(Xd, y, W, B, rng, lam=METRIC_LAM):
-    """The same quantity with a naive per-pair Python loop (``c * outer(D, D)`` per pair)."""
+def metric_grad_loop(Xd, y, W, B, rng, lam=METRIC_LAM, pairs=None):
+    """The same quantity with a naive per-pair Python loop (``c * outer(D, D)`` per pair);
+    ``pairs`` as in :func:`metric_grad_dense`."""
     n = Xd.shape[0]
     G = np.zeros_like(W)
-    for _ in range(B):
-        i = int(rng.integers(n))
-        j = int(rng.integers(n - 1))
-        j += j >= i
+    for k in range(B):
+        if pairs is None:
+            i = int(rng.integers(n))
+            j = int(rng.integers(n - 1))
+            j += j >= i
+        else:
+            i, j = int(pairs[0][k]), int(pairs[1][k])
         D = Xd[i] - Xd[j]
         yy = 1.0 if y[i] == y[j] else -1.0
         c = yy / (1.0 + np.exp(yy * (1.0 - D @ W @ D)))
