@@ -154,6 +154,7 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
         /* Bisect indices nl .. nu-1 (0-based within the block), LANES at a
          * time: lane l keeps lo[l] < lambda_j <= hi[l] with
          * count(lo) <= j < count(hi). */
+        int mstart = m;
         for (j0 = nl; j0 < nu; j0 += LANES) {
             double lo[LANES], hi[LANES], mid[LANES];
             int idx[LANES], cnt[LANES], active, l;
@@ -198,6 +199,13 @@ int logt_tridiag_eig_interval(int n, const double *d, const double *e,
                 iblock[m] = b + 1;
                 m++;
             }
+        }
+        /* lanes converge independently: restore ascending order within the block */
+        for (i = mstart + 1; i < m; i++) {
+            double v = w[i];
+            int k = i - 1;
+            while (k >= mstart && w[k] > v) { w[k + 1] = w[k]; k--; }
+            w[k + 1] = v;
         }
         b0 = b1;
     }

@@ -7,15 +7,18 @@ kernels, plus SGD and Epoch-GD baselines on the same kernels.
 * ``logt.domains`` -- ``PSDCone``, ``EuclideanBall``, ``Box``, ``CallableDomain``; ``project_psd``.
 * ``logt.oracles`` -- ``PSDQuadratic`` (the toy), ``MetricLearning``, ``FunctionOracle``.
 * ``logt.params`` -- Theorem 1 / 2 parameter rules, rounding, closed-form counts.
+* ``MetricLearner`` -- a scikit-learn-style metric learner on the pair oracle.
 """
 from logt._minimize import logt_params, minimize
 from logt._result import MinimizeResult
 from logt._threads import single_threaded_blas
 from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone, project_psd
+from logt.estimator import MetricLearner, NotFittedError, practical_metric_params
 
 __version__ = "0.1.0"
 
 __all__ = [
     "minimize", "logt_params", "MinimizeResult", "single_threaded_blas",
     "PSDCone", "EuclideanBall", "Box", "CallableDomain", "project_psd",
+    "MetricLearner", "NotFittedError", "practical_metric_params",
 ]

@@ -197,7 +197,9 @@ def test_attributes():
     assert o.shape == (9, 9) and o.size == 81
     assert o.n_samples == 60 and o.n_features == 9 and o.lam == 0.25
     assert o.L == 4.25
-    assert o.G == pytest.approx(4 + 0.25 * math.sqrt(2 * math.log(2) / 0.25))
+    assert o.G == pytest.approx(4 + 0.25 * math.sqrt(2 * math.log1p(math.e) / 0.25))
+    # the ball of radius R contains W_*: (lam/2) R^2 bounds F(0) >= F(W_*) >= (lam/2)||W_*||^2
+    assert o.value(np.zeros((9, 9))) <= 0.5 * o.lam * o.R**2 + 1e-12
     assert o.n_threads >= 1 and o.is_sparse and o.n_eval_pairs == 10_000
     # G bounds ||g_hat||_F on the ball of radius R (here on its sphere, worst case B = 1)
     rng = np.random.default_rng(0)

@@ -104,9 +104,11 @@ class MetricLearning(PairGradientCore):
     ----------
     shape : (d, d);  n_samples : n;  n_features : d;  lam;
     L : ``lam + 4`` (``||D||^2 <= 4`` since ``||x|| <= 1``);
-    R : ``sqrt(2 log 2 / lam)``, radius of a Frobenius ball containing the
-        sublevel set ``{F <= F(0) = log 2}`` (the loss is >= 0), hence ``W_*``;
-    G : ``4 + lam * R`` = ``4 + sqrt(2 lam log 2)``: bound on ``||g_hat(W)||_F``
+    R : ``sqrt(2 log(1 + e) / lam)``, radius of a Frobenius ball containing
+        ``W_*``: at ``W = 0`` every margin is ``y_ij = +-1``, so
+        ``F(0) <= log(1 + e)``, and ``(lam/2)||W_*||^2 <= F(W_*) <= F(0)``
+        (the loss is >= 0);
+    G : ``4 + lam * R`` = ``4 + sqrt(2 lam log(1 + e))``: bound on ``||g_hat(W)||_F``
         for ``||W||_F <= R``, since ``|y_ij sigmoid(-z)| < 1`` and
         ``||D D^T||_F = ||D||^2 <= 4``. Use :meth:`grad_bound` for other radii.
 
@@ -163,7 +165,7 @@ class MetricLearning(PairGradientCore):
 
         self._setup(X, codes.astype(np.int32), Xe, ei, ej, ey, lam, int(n_threads))
         self.L = lam + 4.0
-        self.R = math.sqrt(2.0 * math.log(2.0) / lam)
+        self.R = math.sqrt(2.0 * math.log1p(math.e) / lam)
         self.G = self.grad_bound(self.R)
         self.classes = classes
         self.eval_pairs = (ei, ej)
