@@ -13,20 +13,12 @@ Run:  python -m pytest bench/bench_end_to_end.py --benchmark-columns=min
 """
 import numpy as np
 import pytest
-from numpy.linalg import LinAlgError
 
 from logt.bench import end_to_end as e2e
 
-# Known bug (main, csrc/logt_sturm.c): the multi-lane bisection can return clustered
-# eigenvalues out of order, and dstein rejects them (info=-5). Epoch-GD on Adult hits
-# it at seed 0 (epoch 4, step 5) in both the quick and the full budget. Non-strict:
-# passes again once fixed.
-_STURM_BUG = pytest.mark.xfail(raises=LinAlgError, strict=False,
-                               reason="PSD projection: unsorted bisection eigenvalues -> dstein info=-5")
 IDS = [("toy", c) for c in ("logT", "logT (equal F)", "SGD", "Epoch-GD", "NumPy SGD")] + \
       [("adult", c) for c in ("logT", "SGD", "Epoch-GD", "NumPy SGD")]
-PARAMS = [pytest.param(p, c, id=f"{p}-{c}", marks=_STURM_BUG if (p, c) == ("adult", "Epoch-GD") else ())
-          for p, c in IDS]
+PARAMS = [pytest.param(p, c, id=f"{p}-{c}") for p, c in IDS]
 
 
 @pytest.mark.parametrize("problem, contender", PARAMS)

@@ -1,6 +1,6 @@
 """pytest configuration of the benchmark suite (``pytest bench``).
 
-* collects ``bench_*.py`` files (the project's ``python_files`` is ``test_*.py``);
+* ``bench_*.py`` files are collected through ``python_files`` in pyproject.toml;
 * runs the whole session under ONE BLAS thread (``logt.single_threaded_blas``):
   logt and every reference are measured under the same setting, and logt's own
   per-call thread limiting becomes free (nested).
@@ -12,13 +12,6 @@ run; the whole suite in well under a minute).
 import pytest
 
 from logt import single_threaded_blas
-
-
-def pytest_collect_file(file_path, parent):
-    if (file_path.suffix == ".py" and file_path.name.startswith("bench_")
-            and not parent.session.isinitpath(file_path)):
-        return pytest.Module.from_parent(parent, path=file_path)
-    return None
 
 
 @pytest.fixture(scope="session", autouse=True)
