@@ -143,8 +143,9 @@ def e2e_section(quick, log, data_dir=None):
                      f"{r['F']:.6g}", _x(ratio), verdict])
     head = ["problem", "contender", "T", "projections", "wall-clock", "final F",
             "NumPy SGD time / this", "target"]
-    note = (f"logT on Adult: explicit eta={e2e.ADULT_LOGT_PARAMS['eta']}, M={e2e.ADULT_LOGT_PARAMS['M']}, "
-            f"B1={e2e.ADULT_LOGT_PARAMS['B1']}; toy: Theorem 1 parameters. Single runs, seed {e2e.SEED}.")
+    note = ("logT on Adult: the practical setting (eta = 4/L, M = 8, B1 = 4; "
+            "`logt.practical_metric_params`); toy: Theorem 1 parameters. "
+            f"Single runs, seed {e2e.SEED}.")
     return "### End to end (one run each)\n\n" + _table(head, rows) + "\n\n" + note
 
 
