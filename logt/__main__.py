@@ -33,16 +33,31 @@ def build_parser():
     m.add_argument("--jobs", type=int, default=None, help="worker processes (default: min(2, cores))")
     m.add_argument("--out", default="results/metric", help="folder for CSV, JSON and PNG (default results/metric)")
     m.add_argument("--quiet", action="store_true", help="no progress line")
+
+    sub.add_parser("bench", add_help=False,
+                   help="the speed report: same as python -m logt.bench (its options follow 'bench')")
     return ap, sub
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        from logt.bench.__main__ import main as bench_main
+        return bench_main(argv[1:])
     ap, sub = build_parser()
     args = ap.parse_args(argv)
     if args.cmd == "toy":
         from logt.experiments import toy
         return toy.main(args)
     if args.cmd == "metric":
+        import os
+        if args.dataset != "synthetic":
+            d = args.data_dir or os.environ.get("LOGT_DATA_DIR")
+            if not d:
+                ap.error("metric needs the LIBSVM files: pass --data-dir DIR (e.g. ../shared/data) "
+                         "or set LOGT_DATA_DIR")
+            if not os.path.isdir(d):
+                ap.error(f"--data-dir {d!r} is not a folder")
         from logt.experiments import metric
         return metric.main(args)
     ap.error(f"unknown command {args.cmd}")
