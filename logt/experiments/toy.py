@@ -87,6 +87,21 @@ def tables(summary):
     return "\n\n".join(parts)
 
 
+def verdict(summary):
+    """Two readable lines: flatness of (F - F*)*T per method, projections at the largest T."""
+    flat, proj = [], []
+    for m in METHODS:
+        rows = [s for s in summary if s["method"] == m]
+        if not rows:
+            continue
+        v = [s["mean_excess_times_T"] for s in rows]
+        flat.append(f"{LABELS[m]} {min(v):.1f}-{max(v):.1f}")
+        proj.append(f"{LABELS[m]} {rows[-1]['n_projections']:,}")
+    T = max(s["T"] for s in summary)
+    return (f"(F - F*)*T over T = {min(s['T'] for s in summary):,}..{T:,} (flat = O(1/T)): "
+            + ", ".join(flat) + f"\nprojections at T = {T:,}: " + ", ".join(proj))
+
+
 def plot(summary, out_dir):
     """Fig. 1a ((F-F*)*T vs T) and Fig. 1b (F vs projections) as PNG; returns paths (none without matplotlib)."""
     try:
@@ -132,6 +147,7 @@ def main(args):
                repeats=args.repeats, seed=args.seed, n_jobs=args.jobs, progress=not args.quiet)
     summary = summarize(recs)
     print(tables(summary))
+    print("\n" + verdict(summary))
     files = write_records(recs, args.out, "toy_runs") + write_records(summary, args.out, "toy_summary")
     files += plot(summary, args.out)
     print(f"\nwrote {', '.join(files)}  ({time.perf_counter() - t0:.1f} s)")
