@@ -326,6 +326,20 @@ cdef void _run_chunks(SparseJob* job, int nt) noexcept nogil:
 
 # ---------------------------------------------------------------- the core class
 
+cdef inline void _pair_block(bitgen_t* rng, Py_ssize_t n, Py_ssize_t s0, Py_ssize_t nb,
+                             const int32_t* pi, const int32_t* pj, int32_t* buf,
+                             const int32_t** qi, const int32_t** qj) noexcept nogil:
+    """Pairs ``s0 .. s0+nb-1`` of one call: drawn from ``rng`` into ``buf`` (two
+    halves of SUPERBLOCK ints), or, when ``rng`` is NULL, the given ``pi``/``pj``."""
+    if rng != NULL:
+        draw_pairs(rng, n, nb, buf, buf + SUPERBLOCK)
+        qi[0] = buf
+        qj[0] = buf + SUPERBLOCK
+    else:
+        qi[0] = pi + s0
+        qj[0] = pj + s0
+
+
 cdef class PairGradientCore(CompiledOracle):
     """Compiled core of :class:`logt.oracles.metric.MetricLearning`.
 
@@ -499,13 +513,7 @@ cdef class PairGradientCore(CompiledOracle):
         s0 = 0
         while s0 < B:
             nb = min(<Py_ssize_t>SUPERBLOCK, B - s0)
-            if rng != NULL:
-                draw_pairs(rng, self.n_samples, nb, self._pairbuf, self._pairbuf + SUPERBLOCK)
-                qi = self._pairbuf
-                qj = self._pairbuf + SUPERBLOCK
-            else:
-                qi = pi + s0
-                qj = pj + s0
+            _pair_block(rng, self.n_samples, s0, nb, pi, pj, self._pairbuf, &qi, &qj)
             job.qi = qi
             job.qj = qj
             job.nb = nb
@@ -545,13 +553,7 @@ cdef class PairGradientCore(CompiledOracle):
         s0 = 0
         while s0 < B:
             nb = min(<Py_ssize_t>SUPERBLOCK, B - s0)
-            if rng != NULL:
-                draw_pairs(rng, self.n_samples, nb, self._pairbuf, self._pairbuf + SUPERBLOCK)
-                qi = self._pairbuf
-                qj = self._pairbuf + SUPERBLOCK
-            else:
-                qi = pi + s0
-                qj = pj + s0
+            _pair_block(rng, self.n_samples, s0, nb, pi, pj, self._pairbuf, &qi, &qj)
             t0 = 0
             while t0 < nb:
                 tb = min(self._blk, nb - t0)
