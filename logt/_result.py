@@ -38,13 +38,21 @@ class Recorder:
         self._callback = callback
         self.rows_calls, self.rows_proj, self.rows_val = [], [], []
         self.stopped = False
+        self._last = None          # (copy of the last recorded point, its F)
 
     def value(self, x):
-        return None if self._value is None else float(self._value(x))
+        """``F(x)``, or None without ``oracle.value``; reuses the last trace row's F for the same point."""
+        if self._value is None:
+            return None
+        if self._last is not None and np.array_equal(self._last[0], x):
+            return self._last[1]
+        return float(self._value(x))
 
     def record(self, x, n_calls, n_projections, epoch=None):
         """Add a trace row for point ``x``; returns True when the callback asks to stop."""
         v = self.value(x)
+        if v is not None:
+            self._last = (np.array(x, copy=True), v)
         self.rows_calls.append(n_calls)
         self.rows_proj.append(n_projections)
         self.rows_val.append(v if self._value is not None else np.array(x, copy=True))
