@@ -9,6 +9,7 @@ kernels, plus SGD and Epoch-GD baselines on the same kernels.
 * ``logt.params`` -- Theorem 1 / 2 parameter rules, rounding, closed-form counts.
 * ``MetricLearner`` -- a scikit-learn-style metric learner on the pair oracle.
 """
+from logt._checkpoint import CheckpointError
 from logt._minimize import logt_params, minimize
 from logt._result import MinimizeResult
 from logt._threads import single_threaded_blas
@@ -18,7 +19,7 @@ from logt.estimator import MetricLearner, NotFittedError, practical_metric_param
 __version__ = "0.1.0"
 
 __all__ = [
-    "minimize", "logt_params", "MinimizeResult", "single_threaded_blas",
+    "minimize", "logt_params", "MinimizeResult", "CheckpointError", "single_threaded_blas",
     "PSDCone", "EuclideanBall", "Box", "CallableDomain", "project_psd",
     "MetricLearner", "NotFittedError", "practical_metric_params",
 ]

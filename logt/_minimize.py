@@ -1,17 +1,30 @@
-"""``logt.minimize``: validation, parameter rules, dispatch to a method, the result."""
+"""``logt.minimize``: validation, method lookup, the run context, checkpoints, the result."""
+import hashlib
 import math
+import numbers
+import os
+import warnings
 
 import numpy as np
 
 from logt import params as _params
-from logt._result import MinimizeResult, Recorder
+from logt._checkpoint import CheckpointError, Checkpointer, load as _load_checkpoint, to_json
+from logt._result import MinimizeResult
 from logt._rng import check_rng
+from logt._run import Run
 from logt._threads import single_threaded_blas
-from logt.methods.epoch_gd import run_epoch_gd
-from logt.methods.logt import run_logt
-from logt.methods.sgd import run_sgd
+from logt.methods import REGISTRY, get_method
 
-METHODS = ("logt", "sgd", "epoch_gd")
+# Keywords of the first release that now live in a method's options (accepted for one release).
+_LEGACY_OPTIONS = ("params", "eta", "M", "B1", "delta", "average", "T1", "eta1")
+
+
+def methods():
+    """Names of the registered methods."""
+    return tuple(REGISTRY)
+
+
+METHODS = methods()
 
 
 def _resolve(name, given, oracle):
@@ -21,7 +34,12 @@ def _resolve(name, given, oracle):
 def _check_x0(x0, shape):
     if x0 is None:
         return np.zeros(shape)
-    a = np.asarray(x0, dtype=np.float64)
+    if np.iscomplexobj(x0):
+        raise TypeError("x0 must be real, got a complex array")
+    try:
+        a = np.asarray(x0, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"x0 must be a real array of shape {tuple(shape)}, got {type(x0).__name__}") from None
     if a.shape != tuple(shape):
         raise ValueError(f"x0 must have shape {tuple(shape)}, got {a.shape}")
     if not np.isfinite(a).all():
@@ -29,8 +47,195 @@ def _check_x0(x0, shape):
     return np.array(a, order="C", copy=True)
 
 
+def _legacy_options(method, legacy):
+    """Map the first release's keywords onto the method's options, with a DeprecationWarning."""
+    if not legacy:
+        return {}
+    unknown = sorted(set(legacy) - set(_LEGACY_OPTIONS))
+    if unknown:
+        raise TypeError(f"minimize() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+    name = method if isinstance(method, str) else getattr(method, "name", None)
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise TypeError(f"keywords {sorted(legacy)} need a method name; pass options to the method object")
+    wrong = sorted(k for k in legacy if k not in cls.options)
+    if wrong:
+        owners = {k: [m for m, c in REGISTRY.items() if k in c.options] for k in wrong}
+        hint = "; ".join(f"{k} belongs to {', '.join(map(repr, v))}" for k, v in owners.items())
+        raise ValueError(f"{', '.join(wrong)} {'is not an option' if len(wrong) == 1 else 'are not options'} "
+                         f"of method {name!r} ({hint})")
+    warnings.warn(
+        f"passing {', '.join(sorted(legacy))} to minimize() is deprecated and will be removed in the next "
+        f"release; use options={{{', '.join(repr(k) + ': ...' for k in sorted(legacy))}}} or "
+        f"logt.methods.{cls.__name__}(...)", DeprecationWarning, stacklevel=3)
+    return dict(legacy)
+
+
+def _rng_fingerprint(rng):
+    return hashlib.sha256(to_json(rng.bit_generator.state).encode()).hexdigest()
+
+
+def _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp):
+    return {
+        "method": meth.name,
+        "options": to_json(meth.values),
+        "T": T, "L": L, "lam": lam, "shape": list(shape),
+        "oracle": f"{type(oracle).__module__}.{type(oracle).__qualname__}",
+        "domain": f"{type(domain).__module__}.{type(domain).__qualname__}",
+        "x0_sha256": hashlib.sha256(np.ascontiguousarray(x0).tobytes()).hexdigest(),
+        "rng_initial": rng_fp,
+    }
+
+
+def _check_resume(path, header, fp, rng_given):
+    saved = header.get("fingerprint", {})
+    for key, now in fp.items():
+        if key == "rng_initial" and not rng_given:
+            continue                            # rng=None: the checkpoint's generator state is used as is
+        if saved.get(key) != now:
+            what = "the rng (seed or generator state at the start)" if key == "rng_initial" else key
+            raise CheckpointError(
+                f"checkpoint {os.fspath(path)} was written by a different run: {what} differs "
+                f"(checkpoint: {saved.get(key)!r}, now: {now!r}); resume with the same problem, method, "
+                "options, T, x0 and rng")
+
+
+def _check_every(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)) or v < 0:
+        raise ValueError(f"checkpoint_every must be a finite number of seconds >= 0, got {v!r}")
+    return float(v)
+
+
+def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None, G=None, x0=None,
+             rng=None, callback=None, checkpoint=None, checkpoint_every=60.0, resume=None, **legacy):
+    """Minimize ``F`` over ``domain`` with at most ``T`` stochastic gradients.
+
+    Parameters
+    ----------
+    oracle : an oracle (see ``logt.oracles``): ``shape`` and ``mean_grad(w, B, rng, out)``.
+    domain : a domain (see ``logt.domains``): ``shape`` and ``project(v, out)``.
+    T : int (or an integral float such as ``1e6``), budget of oracle calls (stochastic gradients).
+    method : a method name (table below) or a method object such as
+        ``logt.methods.LogT(eta=0.1, M=4, B1=2)``.
+    options : dict of the named method's options (SciPy's convention), e.g.
+        ``minimize(..., method="epoch_gd", options={"T1": 8})``. Unknown options are
+        an error naming the method.
+    L, lam : smoothness and strong convexity (default: ``oracle.L``, ``oracle.lam``);
+        ``lam > 0`` is required, ``L`` (``>= lam``) only by rules that use it.
+        G : gradient bound (default ``oracle.G``), reported only.
+    x0 : start point, shape ``domain.shape`` (default zeros). It is projected onto
+        the domain once before the run; that setup projection is not counted in
+        ``n_projections``, which counts the method's own projections.
+    rng : int seed, ``SeedSequence`` or ``Generator``; the same seed gives bit-identical results.
+    callback : ``callback(state)`` after each epoch (logt, epoch_gd) or trace point
+        (sgd), with ``state.x, .fun, .n_calls, .n_projections, .epoch``; return
+        True to stop early (then ``success`` is False).
+    checkpoint : path; the run's state is saved there atomically (temporary file +
+        rename) at a segment boundary whenever ``checkpoint_every`` seconds (default
+        60; 0 = every boundary) have passed, and at the end.
+    resume : path of a checkpoint written by the same call (same problem, method,
+        options, T, x0 and rng): the run continues from it and finishes bit-identical
+        to an uninterrupted run. A corrupt or mismatched checkpoint is a ``CheckpointError``.
+
+    Methods
+    -------
+    ========== ==================================================== ===================== =====================================
+    method     what runs                                            rate                  projections
+    ========== ==================================================== ===================== =====================================
+    "logt"     Algorithm 1 (options params, eta, M, B1, delta)      O(1/T)                2*M*n_epochs = O((L/lam) log T)
+    "sgd"      projected SGD, step 1/(lam t) (option average)       O(log T/T); toy O(1/T) T
+    "epoch_gd" Hazan-Kale Epoch-GD (options T1, eta1)               O(1/T)                T1*(2**K - 1) <= T
+    ========== ==================================================== ===================== =====================================
+
+    Each method's class in ``logt.methods`` documents its options and counts.
+    The keywords ``params, eta, M, B1, delta, average, T1, eta1`` of the first
+    release are still accepted for one release, with a ``DeprecationWarning``.
+
+    Returns
+    -------
+    MinimizeResult with ``x, fun, n_calls, n_projections, n_epochs, params, trace,
+    success, message`` (``message`` says how much of ``T`` was used).
+
+    Errors
+    ------
+    A non-finite gradient, a non-finite iterate or a diverged iterate (far beyond
+    the distance a ``lam``-strongly convex problem allows, see ``logt._run``) is a
+    ``FloatingPointError`` naming the method, epoch, step and step size; a run is
+    never returned as a success with such a point.
+
+    The step loops of the SGD-type methods run compiled (no Python per step) when
+    the oracle and the domain are built-in compiled ones; with a Python oracle or
+    domain (``FunctionOracle``, ``CallableDomain``) they fall back to a Python
+    loop. All BLAS/LAPACK work runs on one thread during the call (see README).
+    """
+    legacy_opts = _legacy_options(method, legacy)
+    if legacy_opts:
+        if options:
+            raise TypeError("pass method options either in options= or as (deprecated) keywords, not both")
+        options = legacy_opts
+    meth = get_method(method, options)
+    T = _params.check_T(T)
+    shape = tuple(getattr(domain, "shape", ()))
+    if not hasattr(domain, "project"):
+        raise TypeError(f"domain must have shape and project(v, out=None), got {type(domain).__name__}")
+    if not hasattr(oracle, "mean_grad"):
+        raise TypeError(f"oracle must have shape and mean_grad(w, B, rng, out=None), got {type(oracle).__name__}")
+    if tuple(getattr(oracle, "shape", ())) != shape:
+        raise ValueError(f"oracle.shape {getattr(oracle, 'shape', None)} does not match domain.shape {shape}")
+    lam = _params.check_lam(_resolve("lam", lam, oracle))
+    L = _params.check_L(_resolve("L", L, oracle), lam)
+    G = _resolve("G", G, oracle)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    checkpoint_every = _check_every(checkpoint_every)
+    x0 = _check_x0(x0, shape)
+    rng_given = rng is not None
+    rng = check_rng(rng)
+    rng_fp = _rng_fingerprint(rng)
+
+    with single_threaded_blas():
+        run = Run(meth, oracle, domain, T, L=L, lam=lam, G=G, rng=rng, x0=None, callback=callback)
+        x0 = run.setup(x0)
+        fp = _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp)
+        ckpt = Checkpointer(checkpoint, checkpoint_every, fp) if checkpoint is not None else None
+        run.checkpointer = ckpt
+        if resume is not None:
+            header, arrays = _load_checkpoint(resume)
+            _check_resume(resume, header, fp, rng_given)
+            params = header["params"]
+            state = dict(header["state_scalars"])
+            state.update({k[len("state/"):]: np.array(v) for k, v in arrays.items() if k.startswith("state/")})
+            snap = dict(header["counters"])
+            snap["trace"] = {k[len("trace/"):]: v for k, v in arrays.items() if k.startswith("trace/")}
+            run.restore(snap)
+            rng.bit_generator.state = header["rng_state"]
+        else:
+            params = meth.prepare(run)
+            state = meth.init_state(run, params, x0)
+        run.params = params
+        x, n_epochs = meth.drive(run, params, state)
+        run.check_iterate(x)
+        fun = run.value(x)
+        if fun is not None and not math.isfinite(fun):
+            raise FloatingPointError(f"F(x) = {fun} at the end of method {meth.name!r}: the run diverged")
+        if ckpt is not None:
+            ckpt.save(run, state)
+
+    used = dict(params)
+    used.update({"L": L, "lam": lam, "G": G, "T": T})
+    pct = 100.0 * run.n_calls / T
+    message = f"used {run.n_calls:,} of T = {T:,} oracle calls ({pct:.1f}%)"
+    if run.stopped:
+        message = "stopped by callback; " + message
+    return MinimizeResult(
+        x=x, fun=fun, n_calls=int(run.n_calls), n_projections=int(run.n_projections),
+        n_epochs=int(n_epochs), method=meth.name, params=used, trace=run.trace(),
+        success=not run.stopped, message=message,
+    )
+
+
 def logt_params(L, lam, T, params="theorem1", eta=None, M=None, B1=None, delta=None):
-    """The ``LogTParams`` that ``minimize(method="logt")`` would use (see ``logt.params``)."""
+    """The ``LogTParams`` that ``minimize(method="logt")`` would use for an explicit or theorem rule."""
     if eta is not None or M is not None or B1 is not None:
         if params not in ("theorem1", "explicit"):
             raise ValueError("pass either params='theorem1'/'theorem2' or explicit eta, M, B1, not both")
@@ -42,85 +247,3 @@ def logt_params(L, lam, T, params="theorem1", eta=None, M=None, B1=None, delta=N
     if params == "explicit":
         return _params.explicit(eta, M, B1)
     raise ValueError(f"params must be 'theorem1', 'theorem2' or 'explicit', got {params!r}")
-
-
-def minimize(oracle, domain, T, method="logt", *, L=None, lam=None, G=None,
-             params="theorem1", eta=None, M=None, B1=None, delta=None, x0=None,
-             rng=None, callback=None, average="last", T1=4, eta1=None):
-    """Minimize ``F`` over ``domain`` with at most ``T`` stochastic gradients.
-
-    Parameters
-    ----------
-    oracle : an oracle (see ``logt.oracles``): ``shape`` and ``mean_grad(w, B, rng, out)``.
-    domain : a domain (see ``logt.domains``): ``shape`` and ``project(v, out)``.
-    T : int, budget of oracle calls (stochastic gradients).
-    method : "logt" (Algorithm 1), "sgd" (step ``1/(lam t)``) or "epoch_gd" (Hazan-Kale).
-    L, lam : smoothness and strong convexity (default: ``oracle.L``, ``oracle.lam``);
-        need ``0 < lam <= L``. G : gradient bound (default ``oracle.G``), reported only.
-    params : "theorem1" (default), "theorem2" (needs ``delta``) or explicit
-        ``eta``, ``M``, ``B1`` (logt only). Rounding: ``M`` and ``B1`` are rounded
-        UP to whole numbers; counts use the rounded values (see ``logt.params``).
-    x0 : start point, shape ``domain.shape`` (default zeros). It is projected onto
-        the domain once before the run; that setup projection is not counted in
-        ``n_projections``, which counts the method's own projections.
-    rng : int seed, ``SeedSequence`` or ``Generator``; the same seed gives bit-identical results.
-    callback : ``callback(state)`` after each epoch (logt, epoch_gd) or trace point
-        (sgd), with ``state.x, .fun, .n_calls, .n_projections, .epoch``; return
-        True to stop early (then ``success`` is False).
-    average : sgd only: "last" (default, the last iterate) or "uniform" (mean of all iterates).
-    T1, eta1 : epoch_gd only: first epoch length (default 4) and step (default ``1/lam``).
-
-    Returns
-    -------
-    MinimizeResult with ``x, fun, n_calls, n_projections, n_epochs, params, trace``.
-
-    Counting (logt): ``n_epochs`` is the largest ``k`` with ``2*M*B1*(2**k-1) <= T``;
-    ``n_projections == 2*M*n_epochs`` and ``n_calls == 2*M*B1*(2**n_epochs - 1)``.
-    sgd: ``n_calls == n_projections == T``. epoch_gd: ``T1*(2**K - 1)`` each.
-
-    The sgd and epoch_gd step loops run compiled (no Python per step) when the
-    oracle and the domain are built-in compiled ones; with a Python oracle or
-    domain (``FunctionOracle``, ``CallableDomain``) they fall back to a Python
-    loop. All BLAS/LAPACK work runs on one thread during the call (see README).
-    """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    T = _params.check_T(T)
-    shape = tuple(getattr(domain, "shape", ()))
-    if tuple(getattr(oracle, "shape", ())) != shape:
-        raise ValueError(f"oracle.shape {getattr(oracle, 'shape', None)} does not match domain.shape {shape}")
-    L, lam = _params.check_L_lam(_resolve("L", L, oracle), _resolve("lam", lam, oracle))
-    G = _resolve("G", G, oracle)
-    if average not in ("last", "uniform"):
-        raise ValueError(f"average must be 'last' or 'uniform', got {average!r}")
-    if method != "logt" and (eta is not None or M is not None or B1 is not None):
-        raise ValueError("eta, M and B1 are parameters of method='logt' only")
-    x0 = _check_x0(x0, shape)
-    rng = check_rng(rng)
-    rec = Recorder(oracle, callback)
-
-    with single_threaded_blas():
-        x0 = domain.project(x0, out=x0)
-        if method == "logt":
-            p = logt_params(L, lam, T, params, eta, M, B1, delta)
-            k = _params.n_epochs(T, p.M, p.B1)
-            if k == 0:
-                raise ValueError(
-                    f"T={T} is below one epoch of Algorithm 1: with M={p.M} and B1={p.B1} "
-                    f"the minimum T is 2*M*B1 = {_params.min_T(p.M, p.B1)}")
-            x, n_calls, n_proj, n_epochs = run_logt(oracle, domain, T, x0, rng, p, rec, k)
-            used = p.as_dict()
-        elif method == "sgd":
-            x, n_calls, n_proj = run_sgd(oracle, domain, T, x0, rng, lam, rec, average)
-            n_epochs = 0
-            used = {"step": "1/(lam*t)", "average": average}
-        else:
-            x, n_calls, n_proj, n_epochs, used = run_epoch_gd(oracle, domain, T, x0, rng, lam, rec, T1, eta1)
-        fun = rec.value(x)
-
-    used.update({"L": L, "lam": lam, "G": G, "T": T})
-    return MinimizeResult(
-        x=x, fun=fun, n_calls=int(n_calls), n_projections=int(n_proj), n_epochs=int(n_epochs),
-        method=method, params=used, trace=rec.trace(), success=not rec.stopped,
-        message="stopped by callback" if rec.stopped else "budget used",
-    )

@@ -21,8 +21,12 @@ after the last complete epoch are not used.
 """
 from dataclasses import asdict, dataclass
 import math
+import numbers
+import sys
 
 _SQRT6 = math.sqrt(6.0)
+MAX_T = 2**62             # counts and traces are int64
+MAX_M = 1e9               # updates per epoch beyond which a theorem rule is refused (L/lam ~ 1e8)
 
 
 def _ceil(x):
@@ -54,29 +58,67 @@ class LogTParams:
         return asdict(self)
 
 
-def check_L_lam(L, lam):
-    """Validate ``0 < lam <= L < inf``; returns floats."""
-    for name, v in (("L", L), ("lam", lam)):
-        if v is None:
-            raise ValueError(f"{name} is required (pass it, or use an oracle that defines it)")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+def _real(v, name):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        if isinstance(v, numbers.Complex) or not hasattr(v, "__float__"):
             raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
-        if not math.isfinite(float(v)):
-            raise ValueError(f"{name} must be finite, got {v}")
-    L, lam = float(L), float(lam)
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v
+
+
+def check_lam(lam):
+    """Validate the strong convexity ``0 < lam < inf`` (normal float); returns a float."""
+    if lam is None:
+        raise ValueError("lam is required (the strong convexity constant, usually the regularization "
+                         "weight): pass lam=, or use an oracle that defines it")
+    lam = _real(lam, "lam")
     if lam <= 0:
         raise ValueError(f"lam must be > 0 (strong convexity), got {lam}")
+    if lam < sys.float_info.min:
+        raise ValueError(f"lam={lam!r} is subnormal (below {sys.float_info.min:.3g}): no step size based on it "
+                         "is representable; rescale the problem")
+    return lam
+
+
+def check_L(L, lam):
+    """Validate the smoothness ``lam <= L < inf`` when given; None stays None."""
+    if L is None:
+        return None
+    L = _real(L, "L")
     if L < lam:
         raise ValueError(f"L must be >= lam (an L-smooth, lam-strongly convex F has L >= lam), got L={L} < lam={lam}")
-    return L, lam
+    return L
+
+
+def check_L_lam(L, lam):
+    """Validate ``0 < lam <= L < inf`` (both required); returns floats."""
+    lam = check_lam(lam)
+    if L is None:
+        raise ValueError("L is required (pass it, or use an oracle that defines it)")
+    return check_L(L, lam), lam
+
+
+def _theorem_eta_M(L, lam):
+    """Theorem 1's ``eta = 1/(sqrt(6) L)`` and ``M = 4/(eta lam) = 4 sqrt(6) L/lam``, overflow-checked."""
+    kappa = L / lam
+    M_exact = 4.0 * _SQRT6 * kappa
+    if not math.isfinite(M_exact) or M_exact > MAX_M:
+        raise ValueError(f"L/lam = {kappa:.3g} is too large for the theorem rules: they need "
+                         f"M = 4 sqrt(6) L/lam = {M_exact:.3g} updates per epoch (limit {MAX_M:.0e}); "
+                         "check L and lam, or give eta, M, B1 explicitly")
+    eta = 1.0 / (_SQRT6 * L)
+    if eta == 0.0 or not math.isfinite(eta):
+        raise ValueError(f"L={L!r} gives no representable step size 1/(sqrt(6) L)")
+    return eta, M_exact
 
 
 def theorem1(L, lam):
     """Theorem 1: ``eta = 1/(sqrt(6) L)``, ``M = 4/(eta lam)``, ``B1 = 12 eta lam``, rounded up."""
     L, lam = check_L_lam(L, lam)
-    eta = 1.0 / (_SQRT6 * L)
-    M_exact = 4.0 / (eta * lam)
-    B1_exact = 12.0 * eta * lam
+    eta, M_exact = _theorem_eta_M(L, lam)
+    B1_exact = 12.0 / (_SQRT6 * (L / lam))
     return LogTParams(eta=eta, M=max(1, _ceil(M_exact)), B1=max(1, _ceil(B1_exact)),
                       rule="theorem1", M_exact=M_exact, B1_exact=B1_exact)
 
@@ -115,8 +157,7 @@ def theorem2(L, lam, T, delta):
     if not (0.0 < float(delta) < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     T = check_T(T)
-    eta = 1.0 / (_SQRT6 * L)
-    M_exact = 4.0 / (eta * lam)
+    eta, M_exact = _theorem_eta_M(L, lam)
     M = max(1, _ceil(M_exact))
     alpha, _ = theorem2_alpha(T, float(delta), M, eta, lam)
     B1_exact = alpha * eta * lam
@@ -128,12 +169,14 @@ def explicit(eta, M, B1):
     """User-chosen ``eta > 0`` and whole ``M >= 1``, ``B1 >= 1`` (no rounding: non-integers are refused)."""
     if eta is None or M is None or B1 is None:
         raise ValueError("explicit parameters need all of eta, M and B1")
-    eta = float(eta)
-    if not math.isfinite(eta) or eta <= 0:
+    eta = _real(eta, "eta")
+    if eta <= 0:
         raise ValueError(f"eta must be a finite number > 0, got {eta}")
     out = []
     for name, v in (("M", M), ("B1", B1)):
-        if isinstance(v, bool) or int(v) != v:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a whole number, got {type(v).__name__}")
+        if not math.isfinite(float(v)) or int(v) != v:
             raise ValueError(f"{name} must be a whole number, got {v!r}")
         if int(v) < 1:
             raise ValueError(f"{name} must be >= 1, got {v}")
@@ -142,12 +185,22 @@ def explicit(eta, M, B1):
 
 
 def check_T(T):
-    """Validate the budget ``T`` (an int >= 1)."""
-    if isinstance(T, bool) or not isinstance(T, int) and not (hasattr(T, "__index__")):
+    """Validate the budget ``T``: a whole number in ``[1, MAX_T]`` (an integral float such as 1e6 is accepted)."""
+    if isinstance(T, bool):
+        raise TypeError("T must be an int, got bool")
+    if isinstance(T, numbers.Integral) or hasattr(T, "__index__"):
+        T = int(T)
+    elif isinstance(T, numbers.Real):
+        t = float(T)
+        if not math.isfinite(t) or t != math.floor(t):
+            raise ValueError(f"T must be a whole number of oracle calls, got {T!r}")
+        T = int(t)
+    else:
         raise TypeError(f"T must be an int, got {type(T).__name__}")
-    T = int(T)
     if T < 1:
         raise ValueError(f"T must be >= 1, got {T}")
+    if T > MAX_T:
+        raise ValueError(f"T={T} exceeds the largest supported budget MAX_T = 2**62 (counts are int64)")
     return T
 
 

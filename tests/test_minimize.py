@@ -130,9 +130,9 @@ def test_converges_to_projection_of_A(method):
 
 def test_explicit_and_theorem2_params():
     oracle, domain = toy()
-    r = logt.minimize(oracle, domain, 10**4, eta=0.3, M=4, B1=2, rng=0)
+    r = logt.minimize(oracle, domain, 10**4, options={"eta": 0.3, "M": 4, "B1": 2}, rng=0)
     assert r.params["rule"] == "explicit" and r.n_projections == 8 * params.n_epochs(10**4, 4, 2)
-    r = logt.minimize(oracle, domain, 10**7, params="theorem2", delta=0.1, rng=0)
+    r = logt.minimize(oracle, domain, 10**7, options={"params": "theorem2", "delta": 0.1}, rng=0)
     p = params.theorem2(1.0, 1.0, 10**7, 0.1)
     assert r.params["B1"] == p.B1 and r.n_epochs == params.n_epochs(10**7, p.M, p.B1)
 
@@ -184,8 +184,10 @@ def test_bad_inputs():
         logt.minimize(oracle, PSDCone(4), 1000)
     with pytest.raises(ValueError, match="method"):
         logt.minimize(oracle, domain, 1000, method="adam")
-    with pytest.raises(TypeError, match="T"):
+    with pytest.raises(ValueError, match="T must be a whole number"):
         logt.minimize(oracle, domain, 1000.5)
+    with pytest.raises(TypeError, match="T must be an int"):
+        logt.minimize(oracle, domain, "1000")
     with pytest.raises(TypeError, match="rng"):
         logt.minimize(oracle, domain, 1000, rng="seed")
 
@@ -195,7 +197,7 @@ def test_nan_oracle_raises_with_epoch_and_step(method):
     def g(w, rng):
         return np.full((2, 2), np.nan) if rng.random() < 0.2 else w.copy()
     oracle = FunctionOracle(g, (2, 2), L=1.0, lam=1.0)
-    with pytest.raises(FloatingPointError, match=r"(epoch \d+|sgd), step \d+"):
+    with pytest.raises(FloatingPointError, match=r"method '\w+', (epoch \d+, )?step \d+ \(step size"):
         logt.minimize(oracle, PSDCone(2), 5000, method=method, rng=0)
 
 

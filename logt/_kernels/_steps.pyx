@@ -5,13 +5,21 @@ One step: ``g = g_hat(x)`` (one oracle call), ``x <- Pi_D(x - step*g)`` (one
 projection), ``xsum += x``. The whole loop runs without the GIL through the
 C-level methods of ``CompiledOracle`` and ``CompiledDomain``, so SGD and
 Epoch-GD at ``T = 10**6`` measure oracle calls and projections, not the
-interpreter. The driver (``logt.methods``) calls ``run_steps`` once per
-segment (between trace points / epochs) and does all the counting.
+interpreter. The driver (``logt.methods``, through ``logt._run.Run``) calls
+``run_steps`` once per segment and does all the counting.
+
+Every step checks the gradient, the updated point and the projected point
+for NaN/Inf, so a diverging run stops at the step where it happens. Pending
+signals (Ctrl-C) are checked every ~20 ms of wall-clock time: the clock is
+read every few steps (the stride adapts so a read happens every 0.5-2 ms of
+work, whatever a step costs) and the GIL is taken only for the check.
 """
 import numpy as np
 
+from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport isfinite
 from numpy.random cimport bitgen_t
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from logt._kernels._base cimport CompiledDomain, CompiledOracle, bitgen_of
 
@@ -22,6 +30,30 @@ cdef enum:
 
 STEP_CONSTANT = RULE_CONSTANT
 STEP_INVERSE = RULE_INVERSE
+
+# status codes of run_steps
+cdef enum:
+    S_DONE = 0
+    S_BAD_GRADIENT = 1       # the oracle returned NaN/Inf
+    S_ORACLE_FAILED = 2      # mean_grad_into returned a nonzero code (in info)
+    S_PROJECTION_FAILED = 3  # project_inplace returned a nonzero code (in info)
+    S_BAD_ITERATE = 4        # x - step*g overflowed to Inf (or NaN)
+    S_BAD_PROJECTION = 5     # the projection returned NaN/Inf
+
+DONE = S_DONE
+BAD_GRADIENT = S_BAD_GRADIENT
+ORACLE_FAILED = S_ORACLE_FAILED
+PROJECTION_FAILED = S_PROJECTION_FAILED
+BAD_ITERATE = S_BAD_ITERATE
+BAD_PROJECTION = S_BAD_PROJECTION
+
+cdef long long SIGNAL_EVERY_NS = 20000000      # check pending signals every 20 ms
+
+
+cdef inline long long _now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <long long>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
 def run_steps(CompiledOracle oracle, CompiledDomain domain, double[::1] x,
@@ -35,50 +67,88 @@ def run_steps(CompiledOracle oracle, CompiledDomain domain, double[::1] x,
     ``t = t0 + s`` for the ``s``-th step of this call, ``s = 1..n_steps``).
     rng : the numpy Generator (its lock is held for the whole call).
 
-    Returns ``(status, s)``: status 0 = done (``s == n_steps``); 1 = the oracle
-    returned a non-finite gradient at step ``s``; 2 = the oracle failed at step
-    ``s``; 3 = the projection failed at step ``s`` (code in ``info``), as a
-    tuple ``(status, s, info)``.
+    Returns ``(status, s, info, gmax)``: ``status`` one of the module's codes
+    (``DONE``: all steps ran, ``s == n_steps``; otherwise the failing step
+    ``s``, 1-based), ``info`` the oracle's or domain's nonzero code, ``gmax``
+    the largest gradient norm seen. A pending KeyboardInterrupt (or any
+    signal handler's exception) is raised after the step in progress; ``x``
+    and ``xsum`` then hold a consistent state after the last finished step.
     """
     cdef Py_ssize_t n = oracle.size
     if domain.size != n or x.shape[0] != n or xsum.shape[0] != n or g.shape[0] != n:
         raise ValueError("oracle, domain and buffers must have the same size")
     if rule != STEP_CONSTANT and rule != STEP_INVERSE:
         raise ValueError(f"unknown step rule {rule}")
-    if rule == STEP_INVERSE and not lam > 0:
-        raise ValueError("lam must be > 0")
+    if rule == STEP_INVERSE and not (lam > 0 and isfinite(lam)):
+        raise ValueError(f"lam must be finite and > 0, got {lam}")
+    if rule == STEP_CONSTANT and not isfinite(eta):
+        raise ValueError(f"eta must be finite, got {eta}")
     if n_steps < 0 or t0 < 0:
         raise ValueError("n_steps and t0 must be >= 0")
     cdef bitgen_t* bg = bitgen_of(rng)
     cdef Py_ssize_t s = 0, i
-    cdef int status = 0, info = 0
-    cdef double step
+    cdef int status = S_DONE, info = 0
+    cdef double step, v, g2, gmax2 = 0.0
     cdef double* xp = &x[0]
     cdef double* sp = &xsum[0]
     cdef double* gp = &g[0]
+    cdef long long last_check = _now_ns(), last_clock = last_check, now
+    cdef Py_ssize_t stride = 1, since = 0       # read the clock every `stride` steps (adaptive)
     with oracle._lock, domain._lock, rng.bit_generator.lock:
         with nogil:
             while s < n_steps:
                 s += 1
                 info = oracle.mean_grad_into(xp, 1, bg, gp)
                 if info != 0:
-                    status = 2
+                    status = S_ORACLE_FAILED
                     break
                 if rule == RULE_CONSTANT:
                     step = eta
                 else:
                     step = 1.0 / (lam * <double>(t0 + s))
+                g2 = 0.0
                 for i in range(n):
-                    if not isfinite(gp[i]):
-                        status = 1
+                    g2 += gp[i] * gp[i]
+                if not isfinite(g2):
+                    for i in range(n):
+                        if not isfinite(gp[i]):
+                            status = S_BAD_GRADIENT
+                            break
+                    if status != S_DONE:
                         break
+                    # every entry is finite: only the squared norm overflowed (gmax2 becomes inf)
+                if g2 > gmax2:
+                    gmax2 = g2
+                v = 0.0
+                for i in range(n):
                     xp[i] -= step * gp[i]
-                if status != 0:
+                    v += xp[i] * 0.0            # NaN iff some x[i] is Inf or NaN
+                if v != 0.0:
+                    status = S_BAD_ITERATE
                     break
                 info = domain.project_inplace(xp)
                 if info != 0:
-                    status = 3
+                    status = S_PROJECTION_FAILED
                     break
+                v = 0.0
                 for i in range(n):
                     sp[i] += xp[i]
-    return status, s, info
+                    v += xp[i] * 0.0
+                if v != 0.0:
+                    status = S_BAD_PROJECTION
+                    break
+                since += 1
+                if since >= stride:
+                    since = 0
+                    now = _now_ns()
+                    # aim at one clock read per ~0.5-2 ms of work, whatever a step costs
+                    if now - last_clock < 500000 and stride < 4096:
+                        stride *= 2
+                    elif now - last_clock > 2000000 and stride > 1:
+                        stride //= 2
+                    last_clock = now
+                    if now - last_check >= SIGNAL_EVERY_NS:
+                        last_check = now
+                        with gil:
+                            PyErr_CheckSignals()
+    return status, s, info, (gmax2 ** 0.5 if isfinite(gmax2) else float("inf"))

@@ -109,7 +109,7 @@ def adult_logt_params(oracle, T):
 
 
 def _minimize(oracle, domain, T, method, kw):
-    r = logt.minimize(oracle, domain, T, method=method, rng=SEED, **kw)
+    r = logt.minimize(oracle, domain, T, method=method, options=kw, rng=SEED)
     return r.x, r.n_projections
 
 

@@ -1,1 +1,13 @@
-"""Epoch drivers, one module per method: logt (Algorithm 1), sgd, epoch_gd."""
+"""The methods, one module and one registry entry each.
+
+``minimize(..., method="logt", options={...})`` looks a method up by name;
+``minimize(..., method=LogT(eta=..., M=..., B1=...))`` passes the object.
+See :mod:`logt.methods._base` for the protocol.
+"""
+from logt.methods._base import REGISTRY, Method, Option, get_method, method_names, register
+from logt.methods.logt import LogT
+from logt.methods.sgd import SGD
+from logt.methods.epoch_gd import EpochGD
+
+__all__ = ["Method", "Option", "register", "get_method", "method_names", "REGISTRY",
+           "LogT", "SGD", "EpochGD"]

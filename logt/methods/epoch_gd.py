@@ -8,30 +8,69 @@ Epoch ``k`` runs ``T_k = T1 * 2**(k-1)`` projected SGD steps with the fixed step
 """
 import numpy as np
 
-from logt.methods._stepper import STEP_CONSTANT, Stepper
+from logt.methods._base import Method, Option, positive_float, positive_int, register
+from logt.methods._stepper import STEP_CONSTANT
 from logt.params import epoch_gd_schedule
 
+CHUNK = 1 << 16     # steps per compiled call between checkpoint opportunities
 
-def run_epoch_gd(oracle, domain, T, x0, rng, lam, recorder, T1=4, eta1=None):
-    """Returns ``(x, n_calls, n_projections, n_epochs, params)``."""
-    if eta1 is None:
-        eta1 = 1.0 / lam
-    lengths = epoch_gd_schedule(T, T1)
-    if not lengths:
-        raise ValueError(f"T={T} is below one Epoch-GD epoch: the minimum T is T1={T1}")
-    stepper = Stepper(oracle, domain, rng)
-    w = np.array(x0, dtype=np.float64, order="C", copy=True)
-    x = np.empty_like(w)
-    xsum = np.empty_like(w)
-    used = 0
-    k = 0
-    for k, Tk in enumerate(lengths, start=1):
-        eta_k = eta1 / 2 ** (k - 1)
-        np.copyto(x, w)
-        xsum.fill(0.0)
-        stepper.run(x, xsum, Tk, STEP_CONSTANT, eta=eta_k, t0=0, where=f"epoch {k}")
-        np.divide(xsum, Tk, out=w)
-        used += Tk
-        if recorder.record(w, used, used, epoch=k):
-            break
-    return w, used, used, k, {"T1": T1, "eta1": eta1}
+
+@register
+class EpochGD(Method):
+    """Epoch-GD (Hazan and Kale, COLT 2011): epochs of fixed-step projected SGD, doubling length, halving step.
+
+    Options
+    -------
+    T1 : int >= 1, the first epoch's length (default 4).
+    eta1 : float > 0, the first epoch's step (default ``1/lam``).
+
+    Counts: ``n_calls = n_projections = T1*(2**K - 1) <= T`` for the ``K`` complete epochs.
+    """
+
+    name = "epoch_gd"
+    label = "EP_GD"
+    summary = "Epoch-GD (Hazan-Kale): fixed step per epoch, length doubles, step halves"
+    rate = "O(1/T)"
+    projections = "T1*(2**K - 1) <= T"
+    options = {
+        "T1": Option(4, positive_int, "first epoch length"),
+        "eta1": Option(None, positive_float, "first epoch step (default 1/lam)"),
+    }
+
+    def prepare(self, run):
+        T1 = self.values["T1"]
+        eta1 = self.values["eta1"]
+        if eta1 is None:
+            eta1 = 1.0 / run.lam
+        lengths = epoch_gd_schedule(run.T, T1)
+        if not lengths:
+            raise ValueError(f"T={run.T} is below one Epoch-GD epoch: the minimum T is T1={T1}")
+        return {"T1": T1, "eta1": eta1, "n_epochs": len(lengths)}
+
+    def init_state(self, run, params, x0):
+        w = np.array(x0, dtype=np.float64, order="C", copy=True)
+        return {"w": w, "x": np.empty_like(w), "xsum": np.zeros_like(w), "k": 1, "s": 0}
+
+    def drive(self, run, params, st):
+        lengths = epoch_gd_schedule(run.T, params["T1"])
+        eta1 = params["eta1"]
+        w, x, xsum = st["w"], st["x"], st["xsum"]
+        while st["k"] <= len(lengths):
+            k = st["k"]
+            Tk = lengths[k - 1]
+            eta_k = eta1 / 2 ** (k - 1)
+            if st["s"] == 0:
+                np.copyto(x, w)
+                xsum.fill(0.0)
+            while st["s"] < Tk:
+                s = st["s"]
+                n = min(Tk - s, CHUNK)
+                run.steps(x, xsum, n, STEP_CONSTANT, eta=eta_k, t0=s, epoch=k)
+                st["s"] = s + n
+                if st["s"] < Tk:
+                    run.boundary(st, record=False)
+            np.divide(xsum, Tk, out=w)
+            st.update(k=k + 1, s=0)
+            if run.boundary(st, w, epoch=k, eta=eta_k):
+                break
+        return w, st["k"] - 1

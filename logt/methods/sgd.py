@@ -1,7 +1,10 @@
 """Projected SGD with step ``eta_t = 1/(lam*t)``: one oracle call and one projection per step."""
 import numpy as np
 
-from logt.methods._stepper import STEP_INVERSE, Stepper
+from logt.methods._base import Method, Option, one_of, register
+from logt.methods._stepper import STEP_INVERSE
+
+CHUNK = 1 << 16     # steps per compiled call between checkpoint opportunities
 
 
 def sgd_grid(T, per_octave=4):
@@ -10,21 +13,51 @@ def sgd_grid(T, per_octave=4):
     return np.unique(np.round(np.geomspace(1, T, num)).astype(np.int64))
 
 
-def run_sgd(oracle, domain, T, x0, rng, lam, recorder, average="last"):
-    """Run ``T`` steps from ``x0`` (in D). Returns ``(x, n_calls, n_projections)``.
+@register
+class SGD(Method):
+    """Projected SGD, step ``1/(lam t)``: one oracle call and one projection per step.
 
-    average : "last" returns the last iterate ``w_T`` (the paper's SGD on the toy);
-        "uniform" returns the mean of ``w_1..w_T`` (in D by convexity).
+    Options
+    -------
+    average : "last" (default: the last iterate ``w_T``, the paper's SGD on the
+        toy) or "uniform" (the mean of ``w_1..w_T``, in ``D`` by convexity).
+
+    Counts: ``n_calls = n_projections = T``. The trace has a row per point of a
+    geometric grid of steps.
     """
-    stepper = Stepper(oracle, domain, rng)
-    x = np.array(x0, dtype=np.float64, order="C", copy=True)
-    xsum = np.zeros_like(x)
-    t = 0
-    for t_next in sgd_grid(T):
-        stepper.run(x, xsum, int(t_next - t), STEP_INVERSE, lam=lam, t0=t, where="sgd")
-        t = int(t_next)
-        current = x if average == "last" else xsum / t
-        if recorder.record(current, t, t) and t < T:
-            break
-    out = x.copy() if average == "last" else xsum / t
-    return out, t, t
+
+    name = "sgd"
+    label = "SGD"
+    summary = "projected SGD, step 1/(lam t)"
+    rate = "O(log T / T) (averaged), O(1/T) on the toy"
+    projections = "T"
+    options = {"average": Option("last", one_of("last", "uniform"), "returned point")}
+
+    def prepare(self, run):
+        return {"step": "1/(lam*t)", "average": self.values["average"]}
+
+    def init_state(self, run, params, x0):
+        x = np.array(x0, dtype=np.float64, order="C", copy=True)
+        return {"x": x, "xsum": np.zeros_like(x), "t": 0}
+
+    def _current(self, st, average):
+        return st["x"] if average == "last" else st["xsum"] / st["t"]
+
+    def drive(self, run, params, st):
+        T, average = run.T, params["average"]
+        x, xsum = st["x"], st["xsum"]
+        grid = sgd_grid(T)
+        while st["t"] < T:
+            t = st["t"]
+            nxt = int(grid[np.searchsorted(grid, t, side="right")])
+            n = min(nxt - t, CHUNK)
+            run.steps(x, xsum, n, STEP_INVERSE, lam=run.lam, t0=t)
+            st["t"] = t + n
+            if st["t"] == nxt:
+                t = st["t"]
+                if run.boundary(st, self._current(st, average), step=t, eta=1.0 / (run.lam * t)) and t < T:
+                    break
+            else:
+                run.boundary(st, record=False)
+        out = x.copy() if average == "last" else xsum / st["t"]
+        return out, 0

@@ -84,6 +84,8 @@ class FunctionOracle:
         return f"FunctionOracle({name}, shape={self.shape})"
 
     def _as_point(self, w, name="w"):
+        if np.iscomplexobj(w):
+            raise TypeError(f"{name} must be real, got a complex array")
         a = np.asarray(w, dtype=np.float64)
         if a.shape != self.shape:
             raise ValueError(f"{name} must have shape {self.shape}, got {a.shape}")
@@ -93,9 +95,12 @@ class FunctionOracle:
 
     def _value(self, w):
         """``F(w)`` from the user's ``value`` callable, as a float."""
-        a = self._as_point(w).view()
+        a = np.array(self._as_point(w), copy=True)
         a.flags.writeable = False
-        return float(self._value_fn(a))
+        v = self._value_fn(a.view())
+        if np.iscomplexobj(v):
+            raise TypeError("value returned a complex number; expected a real F(w)")
+        return float(v)
 
     def mean_grad(self, w, B, rng, out=None):
         """Mean of ``B`` independent stochastic gradients at ``w``.
@@ -115,8 +120,11 @@ class FunctionOracle:
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         a = self._as_point(w)
         out = _check_out(out, self.shape)
-        wv = a.copy() if np.shares_memory(a, out) else a.view()
-        wv.flags.writeable = False
+        # fn sees a view of a private read-only copy: numpy refuses to make a view writeable
+        # again when its base is read-only, so fn cannot modify the caller's iterate
+        base = np.array(a, dtype=np.float64, copy=True)
+        base.flags.writeable = False
+        wv = base.view()
         acc = np.zeros(self.shape, dtype=np.float64)
         for b in range(int(B)):
             g = self.fn(wv, rng)

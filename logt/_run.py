@@ -1,0 +1,228 @@
+"""The driver's environment: the one place that counts, checks, records and checkpoints.
+
+A method's driver (``logt.methods``) never calls the oracle or the domain
+directly; it goes through a :class:`Run`:
+
+* ``run.grad(w, B, out, ...)`` -- ``B`` oracle calls, counted; the result is
+  taken even when a user oracle ignores ``out`` and returns a new array; a
+  non-finite gradient is a ``FloatingPointError`` naming the method, epoch,
+  step and step size;
+* ``run.project(v, out, ...)`` -- one projection, counted, checked likewise;
+* ``run.steps(...)`` -- a batch of projected SGD steps (compiled when the oracle
+  and the domain are), counted as one call and one projection per step;
+* ``run.boundary(state, x, epoch=...)`` -- between segments: records a trace
+  row, checks the iterate (finite, not diverged), calls the callback, writes a
+  checkpoint when one is due. Returns True when the callback asks to stop.
+
+Divergence guard: for ``F`` ``lam``-strongly convex over a convex ``D`` and any
+``x0`` in ``D``, ``||x0 - w_*|| <= ||grad F(x0)|| / lam``. The first mean
+gradient a run draws (``g0``, at ``x0``) gives the scale ``||g0|| / lam``; an
+iterate with ``||x - x0|| > DIVERGENCE_FACTOR * ||g0|| / lam`` (1000 times the
+bound, far beyond any stochastic wandering of a convergent method) is reported
+as diverged (``FloatingPointError``) instead of returned as a success.
+"""
+import math
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from logt._kernels._base import CompiledDomain, CompiledOracle
+from logt.methods._stepper import Stepper
+
+DIVERGENCE_FACTOR = 1000.0
+
+
+def _fmt_step(eta):
+    return "" if eta is None else f" (step size {eta:.6g})"
+
+
+class Run:
+    """State shared by ``minimize`` and a method's driver for one run (not thread-safe)."""
+
+    def __init__(self, method, oracle, domain, T, *, L, lam, G, rng, x0, callback=None,
+                 checkpointer=None):
+        self.method, self.oracle, self.domain = method, oracle, domain
+        self.name = method.name
+        self.T, self.L, self.lam, self.G = T, L, lam, G
+        self.rng = rng
+        self.shape = tuple(domain.shape)
+        self.x0 = x0
+        self.callback = callback
+        self.checkpointer = checkpointer
+        self.n_calls = 0
+        self.n_projections = 0
+        self.stopped = False
+        self.params = None
+        self.grad_scale = None          # ||g0||: the first mean gradient's norm (divergence guard)
+        self._python_oracle = not isinstance(oracle, CompiledOracle)
+        self._python_domain = not isinstance(domain, CompiledDomain)
+        self._value = getattr(oracle, "value", None)
+        self._stepper = None
+        self.rows_calls, self.rows_proj, self.rows_val = [], [], []
+        self._last = None
+
+    # ---- oracle and domain ----------------------------------------------------------
+    def where(self, epoch=None, step=None, eta=None):
+        if self.x0 is None:
+            return f"the projection of x0 (method {self.name!r})"
+        parts = [f"method {self.name!r}"]
+        if epoch is not None:
+            parts.append(f"epoch {epoch}")
+        if step is not None:
+            parts.append(f"step {step}")
+        return ", ".join(parts) + _fmt_step(eta)
+
+    def _take(self, r, out, what, where):
+        """Use the returned array ``r`` when a user's object ignored ``out``."""
+        if r is out:
+            return out
+        try:
+            a = np.asarray(r)
+        except Exception:                         # noqa: BLE001 - any conversion failure
+            a = None
+        if a is None or a.dtype.kind not in "biuf" or a.shape != out.shape:
+            got = "None" if r is None else f"{type(r).__name__} of shape {np.shape(r)}"
+            raise TypeError(f"{what} must return an array of shape {out.shape} (or fill out=), "
+                            f"got {got} at {where}")
+        np.copyto(out, a, casting="unsafe")
+        return out
+
+    def grad(self, w, B, out, *, epoch=None, step=None, eta=None, count=True):
+        """``out`` = mean of ``B`` stochastic gradients at ``w`` (counted unless ``count=False``, checked)."""
+        if self._python_oracle:
+            out.fill(np.nan)                      # a user oracle that never writes is caught below
+        r = self.oracle.mean_grad(w, B, self.rng, out=out)
+        if count:
+            self.n_calls += B
+        if r is not out:
+            out = self._take(r, out, "oracle.mean_grad", self.where(epoch, step, eta))
+        if not np.isfinite(out).all():
+            raise FloatingPointError(f"the oracle returned a non-finite (NaN or Inf) gradient at "
+                                     f"{self.where(epoch, step, eta)}")
+        if self.grad_scale is None:
+            self.grad_scale = float(np.linalg.norm(out))
+        return out
+
+    def project(self, v, out, *, epoch=None, step=None, eta=None, count=True):
+        """``out`` = ``Pi_D(v)`` (counted unless ``count=False``; ``out`` may be ``v``); a non-finite
+        ``v`` is an error."""
+        if self._python_domain:
+            if not np.isfinite(v).all():
+                self._non_finite_before_projection(epoch, step, eta)
+            r = self.domain.project(v, out=out)
+            if r is not out:
+                out = self._take(r, out, "domain.project", self.where(epoch, step, eta))
+            if not np.isfinite(out).all():
+                raise FloatingPointError(f"the projection returned a non-finite point at "
+                                         f"{self.where(epoch, step, eta)}")
+        else:
+            # compiled domains validate their input (ValueError for NaN/Inf) and return finite points
+            try:
+                self.domain.project(v, out=out)
+            except ValueError:
+                if not np.isfinite(v).all():
+                    self._non_finite_before_projection(epoch, step, eta)
+                raise
+        if count:
+            self.n_projections += 1
+        return out
+
+    def _non_finite_before_projection(self, epoch, step, eta):
+        raise FloatingPointError(
+            f"the iterate became non-finite (NaN or Inf) before a projection at "
+            f"{self.where(epoch, step, eta)}; the step size is too large for this problem")
+
+    def steps(self, x, xsum, n_steps, rule, *, eta=0.0, lam=1.0, t0=0, epoch=None):
+        """``n_steps`` projected SGD steps on ``x`` in place, iterates added to ``xsum`` (counted)."""
+        if n_steps <= 0:
+            return
+        if self._stepper is None:
+            self._stepper = Stepper(self)
+        gmax = self._stepper.run(x, xsum, n_steps, rule, eta=eta, lam=lam, t0=t0, epoch=epoch)
+        self.n_calls += n_steps
+        self.n_projections += n_steps
+        if self.grad_scale is None:
+            self.grad_scale = gmax
+
+    # ---- segments ---------------------------------------------------------------------
+    def value(self, x):
+        """``F(x)``, or None without ``oracle.value``; reuses the last trace row's F for the same point."""
+        if self._value is None:
+            return None
+        if self._last is not None and np.array_equal(self._last[0], x):
+            return self._last[1]
+        return float(self._value(x))
+
+    def setup(self, x0):
+        """Project the start point once (not counted); it becomes the guard's reference ``x0``."""
+        x0 = self.project(x0, x0, count=False)
+        self.x0 = np.array(x0, copy=True)
+        return x0
+
+    def check_iterate(self, x, epoch=None, step=None, eta=None):
+        """Raise ``FloatingPointError`` for a non-finite or diverged iterate (see the module docstring)."""
+        if not np.isfinite(x).all():
+            raise FloatingPointError(f"the iterate became non-finite (NaN or Inf) at "
+                                     f"{self.where(epoch, step, eta)}")
+        if self.grad_scale is None:
+            return
+        diff = x - self.x0
+        amax = float(np.max(np.abs(diff))) if diff.size else 0.0
+        dist = amax * float(np.linalg.norm(diff / amax)) if amax > 0 else 0.0     # no overflow
+        bound = DIVERGENCE_FACTOR * self.grad_scale / self.lam
+        if dist > bound and dist > 0:
+            raise FloatingPointError(
+                f"{self.where(epoch, step, eta)}: the iterate diverged: ||x - x0|| = {dist:.3g} exceeds "
+                f"{DIVERGENCE_FACTOR:g} * ||g0|| / lam = {bound:.3g} (for a lam-strongly convex F, "
+                f"||x0 - w_*|| <= ||grad F(x0)|| / lam); use a smaller step size or check L and lam")
+
+    def boundary(self, state, x=None, *, epoch=None, step=None, record=True, eta=None):
+        """End of a segment: trace row (``record``), checks, callback, checkpoint. True = stop."""
+        if x is not None:
+            self.check_iterate(x, epoch=epoch, step=step, eta=eta)
+        if record:
+            v = self.value(x)
+            if v is not None:
+                if not math.isfinite(v):
+                    raise FloatingPointError(f"F(x) = {v} at {self.where(epoch, step, eta)}: the run diverged")
+                self._last = (np.array(x, copy=True), v)
+            self.rows_calls.append(self.n_calls)
+            self.rows_proj.append(self.n_projections)
+            self.rows_val.append(v if self._value is not None else np.array(x, copy=True))
+            if self.callback is not None:
+                info = OptimizeResult(x=x, fun=v, n_calls=self.n_calls, n_projections=self.n_projections,
+                                      epoch=epoch)
+                if self.callback(info) is True:
+                    self.stopped = True
+        if self.checkpointer is not None and not self.stopped:
+            self.checkpointer.maybe_save(self, state)
+        return self.stopped
+
+    def trace(self):
+        out = {"n_calls": np.asarray(self.rows_calls, dtype=np.int64),
+               "n_projections": np.asarray(self.rows_proj, dtype=np.int64)}
+        if self._value is not None:
+            out["fun"] = np.asarray(self.rows_val, dtype=np.float64)
+        else:
+            out["x"] = np.asarray(self.rows_val).reshape((len(self.rows_val),) + self.shape)
+        return out
+
+    # ---- checkpoint support -------------------------------------------------------------
+    def snapshot(self):
+        """Counters, trace rows and the guard scale (for a checkpoint)."""
+        return {"n_calls": self.n_calls, "n_projections": self.n_projections,
+                "grad_scale": self.grad_scale, "trace": self.trace()}
+
+    def restore(self, snap):
+        self.n_calls = int(snap["n_calls"])
+        self.n_projections = int(snap["n_projections"])
+        self.grad_scale = snap["grad_scale"]
+        tr = snap["trace"]
+        self.rows_calls = [int(v) for v in tr["n_calls"]]
+        self.rows_proj = [int(v) for v in tr["n_projections"]]
+        if "fun" in tr:
+            self.rows_val = [float(v) for v in tr["fun"]]
+        else:
+            self.rows_val = [np.array(v) for v in tr["x"]]
+        self._last = None
+

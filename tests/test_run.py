@@ -1,0 +1,197 @@
+"""The run context (logt._run): no silent wrong answer from a driver.
+
+Non-finite or diverged iterates are FloatingPointErrors naming the method, epoch,
+step and step size; user objects that ignore ``out=`` are handled; counts stay exact.
+"""
+import numpy as np
+import pytest
+
+import logt
+from logt._run import DIVERGENCE_FACTOR
+from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone
+from logt.oracles import FunctionOracle, PSDQuadratic
+
+WHERE = r"method '\w+', (epoch \d+, )?(step \d+ )?\(step size [^)]+\)"
+
+
+def toy(d=5):
+    return PSDQuadratic(np.eye(d)), PSDCone(d)
+
+
+# ---------------------------------------------------------- the reproducers of the reliability issue
+def test_epoch_gd_nan_step_is_rejected():
+    oracle, domain = toy()
+    with pytest.raises(ValueError, match="eta1 must be finite and > 0"):
+        logt.minimize(oracle, domain, 1000, method="epoch_gd", options={"eta1": float("nan")})
+    with pytest.raises(ValueError, match="eta1 must be finite and > 0"):
+        logt.minimize(oracle, domain, 1000, method="epoch_gd", options={"eta1": -1.0})
+
+
+def test_sgd_with_tiny_lam_is_an_error_not_a_success():
+    oracle, domain = toy()
+    with pytest.raises(ValueError, match="lam=1e-300 is .*|lam"):
+        logt.minimize(oracle, domain, 1000, method="sgd", lam=1e-320)
+    # lam = 1e-300 is a normal float: the first step 1/lam overflows the iterate
+    with pytest.raises(FloatingPointError, match=WHERE):
+        logt.minimize(oracle, domain, 1000, method="sgd", lam=1e-300, L=1.0)
+
+
+def test_logt_huge_step_diverges_loudly():
+    oracle, domain = toy()
+    with pytest.raises(FloatingPointError, match="diverged|non-finite") as info:
+        logt.minimize(oracle, domain, 100_000, options={"eta": 1e10, "M": 4, "B1": 4}, rng=0)
+    assert "method 'logt'" in str(info.value) and "step size 1e+10" in str(info.value)
+
+
+def test_epoch_gd_too_large_step_diverges_loudly():
+    """eta1 = 1/lam on a quadratic with L/lam = 35 multiplies the error along the stiff direction by
+    34 per step; a short run ends ~1e40 away. That used to be returned as a success: now an error."""
+    h = np.array([1.0, 35.0])                 # lam = 1, L = 35
+
+    def g(w, r):
+        return h * (w - 1.0) + 0.01 * r.standard_normal(2)
+
+    f = FunctionOracle(g, (2,), lam=1.0, value=lambda w: 0.5 * float(np.sum(h * (w - 1.0) ** 2)))
+    with pytest.raises(FloatingPointError, match=r"method 'epoch_gd', epoch \d+ \(step size .*diverged"):
+        logt.minimize(f, EuclideanBall(2, 1e300), 100, method="epoch_gd", rng=0)
+    # the same problem with a stable first step converges
+    r = logt.minimize(f, EuclideanBall(2, 1e300), 100_000, method="epoch_gd", options={"eta1": 1 / 35, "T1": 140}, rng=0)
+    np.testing.assert_allclose(r.x, 1.0, atol=0.05)
+
+
+def test_iterate_overflow_in_compiled_loop_names_the_step():
+    oracle, domain = toy()
+    with pytest.raises(FloatingPointError, match=r"method 'epoch_gd', epoch 1, step 1 \(step size 1e\+308\)"):
+        logt.minimize(oracle, PSDCone(5), 1000, method="epoch_gd", options={"eta1": 1e308},
+                      x0=np.eye(5) * 10)
+
+
+def test_divergence_guard_never_fires_on_convergent_runs():
+    """The guard's bound is DIVERGENCE_FACTOR x a provable bound on ||x0 - w_*||: runs that start far
+    away converge without tripping it."""
+    A = np.diag([3.0, -1.0, 2.0, 0.5])
+    oracle = PSDQuadratic(A, noise=2.0)
+    for x0 in (np.zeros((4, 4)), 1e6 * np.eye(4)):
+        f0 = oracle.value(x0)
+        for method in ("logt", "sgd", "epoch_gd"):
+            r = logt.minimize(oracle, PSDCone(4), 50_000, method=method, x0=x0, rng=1)
+            assert r.success and r.fun - oracle.f_star < max(0.05, 1e-6 * f0)
+    assert DIVERGENCE_FACTOR >= 100
+
+
+# ---------------------------------------------------------- user objects that ignore out=
+class NewArrayOracle:
+    """Returns a new array and never writes into out."""
+    shape = (3,)
+    L = lam = 1.0
+
+    def mean_grad(self, w, B, rng, out=None):
+        return w - 1.0 + 0.01 * rng.standard_normal(3) / np.sqrt(B)
+
+    def value(self, w):
+        return 0.5 * float(np.sum((w - 1.0) ** 2))
+
+
+class SilentOracle(NewArrayOracle):
+    """Returns out but never writes into it (the buffer's old contents would be used)."""
+
+    def mean_grad(self, w, B, rng, out=None):
+        return out
+
+
+@pytest.mark.parametrize("method", ["logt", "sgd", "epoch_gd"])
+def test_oracle_returning_a_new_array_is_used(method):
+    r = logt.minimize(NewArrayOracle(), Box(-0.5, 0.5, shape=(3,)), 3000, method=method, rng=0)
+    np.testing.assert_allclose(r.x, 0.5, atol=1e-2)
+
+
+@pytest.mark.parametrize("method", ["logt", "sgd", "epoch_gd"])
+def test_oracle_that_never_writes_is_caught(method):
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        logt.minimize(SilentOracle(), Box(-0.5, 0.5, shape=(3,)), 3000, method=method, rng=0)
+
+
+class IgnoresOutBox:
+    """A user's box projection that returns a new array and leaves out untouched."""
+    shape = (3,)
+
+    def project(self, v, out=None):
+        return np.clip(v, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("method", ["logt", "sgd", "epoch_gd"])
+def test_domain_returning_a_new_array_is_used(method):
+    f = FunctionOracle(lambda w, rng: w - 10.0 + 0.01 * rng.standard_normal(3), (3,), L=1.0, lam=1.0)
+    r = logt.minimize(f, IgnoresOutBox(), 2000, method=method, rng=0)
+    assert np.all(r.x <= 1.0 + 1e-12) and np.all(r.x >= -1.0)
+    np.testing.assert_allclose(r.x, 1.0, atol=1e-9)
+
+
+def test_domain_returning_garbage_is_a_clear_error():
+    f = FunctionOracle(lambda w, rng: w - 1.0, (3,), L=1.0, lam=1.0)
+    dom = CallableDomain(lambda v: v, (3,))
+
+    class Bad:
+        shape = (3,)
+
+        def project(self, v, out=None):
+            return None
+
+    with pytest.raises(TypeError, match=r"domain.project must return an array of shape \(3,\)"):
+        logt.minimize(f, Bad(), 2000, method="sgd", rng=0)
+    assert logt.minimize(f, dom, 2000, method="sgd", rng=0).success
+
+
+def test_function_oracle_cannot_corrupt_the_iterate():
+    def sneaky(w, rng):
+        try:
+            w.flags.writeable = True
+        except ValueError:
+            pass
+        else:
+            w[...] = 1e6                      # would corrupt the driver's iterate
+        return w - 1.0
+
+    f = FunctionOracle(sneaky, (3,), L=1.0, lam=1.0)
+    w = np.zeros(3)
+    f.mean_grad(w, 5, np.random.default_rng(0))
+    assert np.array_equal(w, np.zeros(3))
+    honest = FunctionOracle(lambda w, rng: w - 1.0, (3,), L=1.0, lam=1.0)
+    for method in ("logt", "sgd", "epoch_gd"):
+        r = logt.minimize(f, EuclideanBall(3, 10.0), 2000, method=method, rng=0)
+        ref = logt.minimize(honest, EuclideanBall(3, 10.0), 2000, method=method, rng=0)
+        assert np.array_equal(r.x, ref.x)
+
+
+def test_complex_x0_is_rejected():
+    oracle, domain = toy()
+    with pytest.raises(TypeError, match="x0 must be real"):
+        logt.minimize(oracle, domain, 1000, x0=np.eye(5) + 0j)
+
+
+@pytest.mark.parametrize("kw,exc,word", [
+    ({"lam": 1e-320}, ValueError, "lam=.*subnormal"),
+    ({"L": 1e308}, ValueError, "L/lam = .* too large"),
+    ({"L": float("inf")}, ValueError, "L must be finite"),
+    ({"lam": "1"}, TypeError, "lam must be a real number"),
+    ({"lam": 1j}, TypeError, "lam must be a real number"),
+])
+def test_constants_give_clear_errors(kw, exc, word):
+    oracle, domain = toy()
+    with pytest.raises(exc, match=word):
+        logt.minimize(oracle, domain, 100_000, **kw)
+
+
+@pytest.mark.parametrize("T,exc,word", [
+    (2**70, ValueError, "MAX_T"), (1e6 + 0.5, ValueError, "whole number"), (float("inf"), ValueError, "whole"),
+    (0, ValueError, "T must be >= 1"), (True, TypeError, "bool"), ("1e6", TypeError, "T must be an int"),
+])
+def test_budget_validation(T, exc, word):
+    oracle, domain = toy()
+    with pytest.raises(exc, match=word):
+        logt.minimize(oracle, domain, T, method="sgd")
+
+
+def test_T_as_integral_float():
+    oracle, domain = toy()
+    assert logt.minimize(oracle, domain, 1e3, method="sgd", rng=0).n_calls == 1000
