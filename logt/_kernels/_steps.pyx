@@ -26,7 +26,7 @@ from logt._kernels._base cimport CompiledDomain, CompiledOracle, bitgen_of
 # step rules
 cdef enum:
     RULE_CONSTANT = 0      # step = eta
-    RULE_INVERSE = 1       # step = 1 / (lam * t)
+    RULE_INVERSE = 1       # step = 1 / (lam * t), capped at eta when eta > 0
 
 STEP_CONSTANT = RULE_CONSTANT
 STEP_INVERSE = RULE_INVERSE
@@ -64,7 +64,8 @@ def run_steps(CompiledOracle oracle, CompiledDomain domain, double[::1] x,
     x : (size,) current point, updated in place; xsum : (size,) gets the sum of
     the ``n_steps`` new iterates added; g : (size,) scratch for the gradient.
     rule : STEP_CONSTANT (step ``eta``) or STEP_INVERSE (step ``1/(lam*t)``,
-    ``t = t0 + s`` for the ``s``-th step of this call, ``s = 1..n_steps``).
+    ``t = t0 + s`` for the ``s``-th step of this call, ``s = 1..n_steps``;
+    capped at ``eta`` when ``eta > 0``: ``min(eta, 1/(lam*t))``).
     rng : the numpy Generator (its lock is held for the whole call).
 
     Returns ``(status, s, info, gmax)``: ``status`` one of the module's codes
@@ -81,8 +82,8 @@ def run_steps(CompiledOracle oracle, CompiledDomain domain, double[::1] x,
         raise ValueError(f"unknown step rule {rule}")
     if rule == STEP_INVERSE and not (lam > 0 and isfinite(lam)):
         raise ValueError(f"lam must be finite and > 0, got {lam}")
-    if rule == STEP_CONSTANT and not isfinite(eta):
-        raise ValueError(f"eta must be finite, got {eta}")
+    if not isfinite(eta) or eta < 0:
+        raise ValueError(f"eta must be finite and >= 0, got {eta}")
     if n_steps < 0 or t0 < 0:
         raise ValueError("n_steps and t0 must be >= 0")
     cdef bitgen_t* bg = bitgen_of(rng)
@@ -106,6 +107,8 @@ def run_steps(CompiledOracle oracle, CompiledDomain domain, double[::1] x,
                     step = eta
                 else:
                     step = 1.0 / (lam * <double>(t0 + s))
+                    if eta > 0 and step > eta:
+                        step = eta
                 g2 = 0.0
                 for i in range(n):
                     g2 += gp[i] * gp[i]

@@ -27,7 +27,10 @@ class Stepper:
         self._g = np.empty(run.shape, dtype=np.float64)
 
     def _step_size(self, rule, eta, lam, t):
-        return eta if rule == STEP_CONSTANT else 1.0 / (lam * t)
+        if rule == STEP_CONSTANT:
+            return eta
+        step = 1.0 / (lam * t)
+        return eta if 0 < eta < step else step          # STEP_INVERSE capped at eta > 0 (as the C loop)
 
     def run(self, x, xsum, n_steps, rule, eta=0.0, lam=1.0, t0=0, epoch=None):
         """Run ``n_steps`` steps in place on ``x`` (C-contiguous float64); steps are numbered
