@@ -93,27 +93,36 @@ cdef double _scale_exponent(const double* x, int n, int* e) noexcept nogil:
 
 
 cdef class _MinEig:
-    """Workspace for the smallest eigenpair of a symmetric d x d matrix (``dsyevr``, ``il = iu = 1``)."""
+    """Workspace for the smallest eigenpair of a symmetric d x d matrix (``dsyevr``, ``il = iu = 1``).
+
+    ``dsyevr`` may return MORE than the requested eigenpair when eigenvalues are
+    tied at the boundary of the index range (``dstebz`` keeps a cluster
+    together), so ``w`` holds ``n`` values and ``z`` ``n x n`` vectors; the
+    smallest pair is the first (``dsyevr`` sorts them ascending).
+    """
     cdef int n
     cdef double* a           # n*n scaled copy (destroyed by dsyevr)
-    cdef double* z           # n: eigenvector
+    cdef double* w           # n eigenvalues (the first m are set)
+    cdef double* z           # n*n eigenvectors, column-major; column 0 is the smallest pair's
     cdef double* work
     cdef int* iwork
+    cdef int* isuppz         # 2n
     cdef int lwork, liwork
-    cdef int isuppz[2]
 
     def __cinit__(self, int n):
         self.n = n
         self.a = <double*>malloc(<size_t>n * n * sizeof(double))
-        self.z = <double*>malloc(<size_t>n * sizeof(double))
+        self.w = <double*>malloc(<size_t>n * sizeof(double))
+        self.z = <double*>malloc(<size_t>n * n * sizeof(double))
+        self.isuppz = <int*>malloc(2 * <size_t>n * sizeof(int))
         self.work = NULL
         self.iwork = NULL
-        if self.a == NULL or self.z == NULL:
+        if self.a == NULL or self.w == NULL or self.z == NULL or self.isuppz == NULL:
             raise MemoryError()
-        cdef double wq = 0.0, vl = 0.0, vu = 0.0, abstol = 0.0, wv = 0.0
+        cdef double wq = 0.0, vl = 0.0, vu = 0.0, abstol = 0.0
         cdef int iq = 0, lq = -1, liq = -1, info = 0, il = 1, iu = 1, m = 0
         memset(self.a, 0, <size_t>n * n * sizeof(double))
-        dsyevr(b"V", b"I", b"L", &n, self.a, &n, &vl, &vu, &il, &iu, &abstol, &m, &wv,
+        dsyevr(b"V", b"I", b"L", &n, self.a, &n, &vl, &vu, &il, &iu, &abstol, &m, self.w,
                self.z, &n, self.isuppz, &wq, &lq, &iq, &liq, &info)
         if info != 0:
             raise np.linalg.LinAlgError(f"dsyevr workspace query failed (info={info})")
@@ -126,16 +135,18 @@ cdef class _MinEig:
 
     def __dealloc__(self):
         free(self.a)
+        free(self.w)
         free(self.z)
+        free(self.isuppz)
         free(self.work)
         free(self.iwork)
 
     cdef int run(self, const double* x, double* lam) noexcept nogil:
-        """lam[0] = smallest eigenvalue of x (upper triangle read); its unit eigenvector in self.z.
+        """lam[0] = smallest eigenvalue of x (upper triangle read); its unit eigenvector in z[:n].
         An all-zero x gives lam = 0 and z = e_1. Returns 0 or the LAPACK info."""
         cdef int n = self.n, e = 0, il = 1, iu = 1, m = 0, info = 0
         cdef Py_ssize_t i, j
-        cdef double amax, s, vl = 0.0, vu = 0.0, abstol = 0.0, w = 0.0
+        cdef double amax, s, vl = 0.0, vu = 0.0, abstol = 0.0
         amax = _scale_exponent(x, n, &e)
         if amax == 0.0:
             lam[0] = 0.0
@@ -146,13 +157,13 @@ cdef class _MinEig:
         for i in range(n):
             for j in range(i, n):
                 self.a[i * n + j] = x[i * n + j] * s
-        dsyevr(b"V", b"I", b"L", &n, self.a, &n, &vl, &vu, &il, &iu, &abstol, &m, &w,
+        dsyevr(b"V", b"I", b"L", &n, self.a, &n, &vl, &vu, &il, &iu, &abstol, &m, self.w,
                self.z, &n, self.isuppz, self.work, &self.lwork, self.iwork, &self.liwork, &info)
         if info != 0:
             return info
-        if m != 1:
+        if m < 1:
             return -1000
-        lam[0] = ldexp(w, e)
+        lam[0] = ldexp(self.w[0], e)
         return 0
 
 
