@@ -24,6 +24,8 @@ def build_parser():
     t.add_argument("--T-max", type=_int, default=10**6, help="largest budget T (default 1e6)")
     t.add_argument("--T-min", type=_int, default=10**3, help="smallest budget T (default 1e3)")
     t.add_argument("--per-decade", type=int, default=2, help="grid points per decade of T (default 2)")
+    t.add_argument("--methods", default=None,
+                   help="extra rows, comma-separated: logt_acc, minibatch_sgd, one_projection_sgd, sgd_suffix")
     _add_run_options(t, "independent runs per (method, T)", "results/toy")
 
     m = sub.add_parser("metric", help="Fig. 2: F(W) vs projections for metric learning (logT, Epoch-GD, SGD)")

@@ -189,7 +189,7 @@ class LogTAcc(Method):
         if K == 0:
             raise ValueError(f"T={run.T} is below one stage of logt_acc: with N={N} and B1={B1} the "
                              f"minimum T is N*B1 = {N * B1}")
-        return {"rule": v["params"], "L": L, "N": N, "B1": B1, "growth": r, "average": v["average"],
+        return {"rule": v["params"], "L_used": L, "N": N, "B1": B1, "growth": r, "average": v["average"],
                 "n_stages": K, "batches": stage_batches(run.T, N, B1, r)}
 
     def init_state(self, run, params, x0):
@@ -197,7 +197,7 @@ class LogTAcc(Method):
         return {"x": x, "xag": x.copy(), "xsum": np.zeros_like(x), "k": 1, "t": 0}
 
     def drive(self, run, params, st):
-        mu, L, N = run.lam, float(params["L"]), int(params["N"])
+        mu, L, N = run.lam, float(params["L_used"]), int(params["N"])
         batches = [int(b) for b in params["batches"]]
         K = len(batches)
         suffix = params["average"] == "suffix"
