@@ -56,16 +56,16 @@ def toy(d=5):
 
 
 # ---- closed forms, computed here independently of the modules --------------------------------
-def acc_closed_form(T, N, B1=1, r=4):
-    """K = floor(log_r((r - 1) T/(N B1) + 1)); calls N*(T//N); projections N*K."""
-    if T < N * B1:
+def acc_closed_form(T, N, N_last=None, B1=1, r=4):
+    """K = max{K : N*S(K) + N_last*B1*r**(K-1) <= T}, S(K) = B1 (r**(K-1) - 1)/(r - 1);
+    calls = N*S(K) + N_last*floor((T - N*S(K))/N_last); projections = N*(K-1) + N_last."""
+    N_last = N if N_last is None else N_last
+    S = lambda K: B1 * (r ** (K - 1) - 1) // (r - 1)                       # noqa: E731
+    fits = [K for K in range(1, 64) if N * S(K) + N_last * B1 * r ** (K - 1) <= T]
+    if not fits:
         return 0, 0, 0
-    K = math.floor(math.log((r - 1) * T / (N * B1) + 1) / math.log(r) + 1e-12)
-    while N * B1 * (r ** K - 1) // (r - 1) > T:        # guard the float log at exact powers
-        K -= 1
-    while N * B1 * (r ** (K + 1) - 1) // (r - 1) <= T:
-        K += 1
-    return K, N * (T // N), N * K
+    K = max(fits)
+    return K, N * S(K) + N_last * ((T - N * S(K)) // N_last), N * (K - 1) + N_last
 
 
 def fw_closed_form(T):
@@ -81,22 +81,24 @@ def test_theory_N_is_the_smallest_with_N_N1_at_least_32_kappa(kappa):
     N = theory_N(kappa, 1.0)
     assert N * (N + 1) >= 32 * kappa > (N - 1) * N
     assert N == theory_N(3.0 * kappa, 3.0)
+    n = theory_N(kappa, 1.0, 8.0)
+    assert n * (n + 1) >= 8 * kappa > (n - 1) * n
 
 
 @pytest.mark.parametrize("T", GRID + [10**5])
 def test_logt_acc_exact_counts(T):
     oracle, domain = toy()
     c = Counting(oracle, domain)
-    N = theory_N(1.0, 1.0)
-    K, calls, proj = acc_closed_form(T, N)
+    N, N_last = theory_N(1.0, 1.0), 3            # 3 = the smallest n with n(n+1) >= 8
+    K, calls, proj = acc_closed_form(T, N, N_last)
     if K == 0:
-        with pytest.raises(ValueError, match=f"minimum T is N\\*B1 = {N}"):
+        with pytest.raises(ValueError, match=f"minimum T is N_last\\*B1 = {N_last}"):
             logt.minimize(c, counting_domain(c), T, method="logt_acc", rng=0)
         return
     res = logt.minimize(c, counting_domain(c), T, method="logt_acc", rng=0)
     assert (res.n_epochs, res.n_calls, res.n_projections) == (K, calls, proj)
     assert c.calls == calls and c.projections - 1 == proj         # minus the setup projection of x0
-    assert T - N < res.n_calls <= T
+    assert T - N_last < res.n_calls <= T
     assert len(res.trace["n_calls"]) == K and res.trace["n_projections"][-1] == proj
     # the compiled oracle and domain give the same counts
     r2 = logt.minimize(oracle, domain, T, method="logt_acc", rng=0)
@@ -104,11 +106,12 @@ def test_logt_acc_exact_counts(T):
 
 
 @pytest.mark.parametrize("opts", [{"N": 3, "B1": 2, "growth": 2}, {"N": 7, "growth": 7},
-                                  {"N": 1, "B1": 5, "growth": 3, "average": "last"}])
+                                  {"N": 1, "B1": 5, "growth": 3, "average": "last"},
+                                  {"N": 9, "N_last": 2, "B1": 3, "growth": 5}])
 @pytest.mark.parametrize("T", [7, 100, 4321, 65432])
 def test_logt_acc_explicit_counts(opts, T):
     oracle, domain = toy(3)
-    K, calls, proj = acc_closed_form(T, opts["N"], opts.get("B1", 1), opts["growth"])
+    K, calls, proj = acc_closed_form(T, opts["N"], opts.get("N_last"), opts.get("B1", 1), opts["growth"])
     if K == 0:
         with pytest.raises(ValueError, match="minimum T"):
             logt.minimize(oracle, domain, T, method="logt_acc", options=opts, rng=0)
@@ -117,7 +120,9 @@ def test_logt_acc_explicit_counts(opts, T):
     assert (res.n_epochs, res.n_calls, res.n_projections) == (K, calls, proj)
     b = res.params["batches"]
     assert b[:-1] == [opts.get("B1", 1) * opts["growth"] ** k for k in range(K - 1)]
-    assert b[-1] >= opts.get("B1", 1) * opts["growth"] ** (K - 1) and opts["N"] * sum(b) == calls
+    N_last = opts.get("N_last", opts["N"])
+    assert b[-1] >= opts.get("B1", 1) * opts["growth"] ** (K - 1)
+    assert opts["N"] * sum(b[:-1]) + N_last * b[-1] == calls > T - N_last
 
 
 def test_logt_acc_projections_grow_like_sqrt_kappa():
@@ -306,6 +311,7 @@ def test_logt_acc_uses_the_L_option_and_errors_clearly():
         logt.minimize(f, dom, 1000, method="logt_acc", rng=0)
     r = logt.minimize(f, dom, 1000, method=LogTAcc(L=4.0), rng=0)
     assert r.params["L_used"] == 4.0 and r.params["N"] == theory_N(4.0, 1.0)
+    assert r.params["N_last"] == theory_N(4.0, 1.0, 8.0)
     with pytest.raises(ValueError, match="L must be >= lam"):
         logt.minimize(f, dom, 1000, method=LogTAcc(L=0.5), rng=0)
     with pytest.raises(ValueError, match="growth must be in"):
