@@ -1,0 +1,91 @@
+"""Neighbour tables for neighbour-restricted pair sampling (``sampling="neighbors"``).
+
+For every point ``i``: its ``k`` nearest same-class points (the "target
+neighbours" of LMNN) and its ``k`` nearest other-class points (the nearest
+"impostors"), by Euclidean distance in the space the oracle sees (the
+estimator's scaled space). Computed once, in row blocks with one BLAS product
+per block (``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``); ties are broken by the
+smaller index, so the tables are deterministic.
+
+For large ``n`` the search is restricted to a seeded random subset of at most
+``max_candidates`` candidates per class (so the cost is ``O(n * C * d)``
+instead of ``O(n^2 d)``); the tables then hold approximate neighbours, which
+is all the sampler needs.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["neighbor_tables", "MAX_NEIGHBORS"]
+
+MAX_NEIGHBORS = 256           # k above this is a ValueError (tables are n * k int32 each)
+
+
+def _sqnorms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _kbest(D, k):
+    """Columns of the k smallest entries of each row of D, sorted by (value, column).
+
+    ``argpartition`` is deterministic for a given input, so the tables are too.
+    """
+    k = min(k, D.shape[1])
+    if k < D.shape[1]:
+        idx = np.argpartition(D, k - 1, axis=1)[:, :k]
+    else:
+        idx = np.broadcast_to(np.arange(D.shape[1]), D.shape)
+    vals = np.take_along_axis(D, idx, 1)
+    order = np.lexsort((idx, vals), axis=1)
+    return np.take_along_axis(idx, order, 1)
+
+
+def neighbor_tables(X, codes, k, max_candidates=4000, rng=0, block=512):
+    """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1.
+
+    X : (n, d) float64 ndarray or CSR; codes : (n,) int class codes 0..C-1;
+    k : neighbours per list (1..MAX_NEIGHBORS); max_candidates : per-class cap
+    of the candidate pool (seeded subsample with ``rng`` when a class is larger).
+    ``sim[i]`` never contains ``i``; a point whose class has m < k + 1 members
+    has ``m - 1`` same-class entries.
+    """
+    codes = np.asarray(codes)
+    n = X.shape[0]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
+        raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
+    gen = np.random.default_rng(rng)
+    n_classes = int(codes.max()) + 1
+    cand = []
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        if len(members) > max_candidates:
+            members = np.sort(gen.choice(members, max_candidates, replace=False))
+        cand.append(members)
+    cand_all = np.concatenate(cand)
+    cand_code = codes[cand_all]
+    Xc = X[cand_all]
+    sq = _sqnorms(X)
+    sqc = sq[cand_all]
+    sim = np.full((n, k), -1, dtype=np.int32)
+    dis = np.full((n, k), -1, dtype=np.int32)
+    for r0 in range(0, n, block):
+        r1 = min(n, r0 + block)
+        G = X[r0:r1] @ Xc.T
+        G = np.asarray(G.toarray() if sp.issparse(G) else G)
+        D = sq[r0:r1, None] + sqc[None, :] - 2.0 * G
+        np.maximum(D, 0.0, out=D)
+        rows = np.arange(r0, r1)
+        D[cand_all[None, :] == rows[:, None]] = np.inf          # never pair i with itself
+        same = cand_code[None, :] == codes[r0:r1, None]
+        Ds = np.where(same, D, np.inf)
+        Dd = np.where(same, np.inf, D)
+        for out, M in ((sim, Ds), (dis, Dd)):
+            idx = _kbest(M, k)
+            vals = np.take_along_axis(M, idx, 1)
+            out[r0:r1, :idx.shape[1]] = np.where(np.isfinite(vals), cand_all[idx], -1)
+    # valid entries first in each row (padding at the end)
+    for T in (sim, dis):
+        order = np.argsort(T < 0, axis=1, kind="stable")
+        T[:] = np.take_along_axis(T, order, 1)
+    return sim, dis
