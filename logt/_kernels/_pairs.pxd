@@ -2,6 +2,7 @@
 """Compiled core of the regularized metric-learning oracle; see ``_pairs.pyx``."""
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from numpy.random cimport bitgen_t
+from cpython.ref cimport PyObject
 
 from logt._kernels._base cimport CompiledOracle
 
@@ -65,6 +66,7 @@ cdef class PairGradientCore(CompiledOracle):
     cdef readonly PairSampler sampler
     cdef readonly Py_ssize_t workspace_bytes
     cdef const Sampler* _smp
+    cdef PyObject* _exc[3]                   # exception of an interrupted call (type, value, traceback)
     cdef Py_ssize_t _ld                      # row stride of a point: d or d + 1
     # training data (kept alive by the Python objects below)
     cdef object _keep
@@ -94,6 +96,7 @@ cdef class PairGradientCore(CompiledOracle):
     cdef double* _M           # dense path: blk * d
     cdef double* _q           # dense path: blk
 
+    cdef void _drop_stash(self) noexcept
     cdef Py_ssize_t _n_chunks(self, Py_ssize_t B) noexcept nogil
     cdef int _grad(self, const double* W, const int32_t* pi, const int32_t* pj, const double* py,
                    Py_ssize_t B, bitgen_t* rng, int n_threads, double* out) noexcept nogil

@@ -50,7 +50,7 @@ Interrupts: a long call (huge ``B``) checks for signals (Ctrl-C) between
 super-blocks / dense blocks, at least every ``WORK_PER_CHECK`` units of work
 (~10-30 ms); checking draws nothing, so the random stream is unchanged. An
 interrupted call raises ``KeyboardInterrupt`` from :meth:`mean_grad`
-(compiled callers get the return code ``INTERRUPTED`` with the exception set).
+(compiled callers get the return code ``INTERRUPTED``; the exception is kept on the oracle).
 
 Sizes: every workspace is sized from ``d`` (at most ``MAX_FEATURES``) and fixed
 constants, validated in Python before any allocation (see ``_setup``).
@@ -63,6 +63,8 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from numpy.random cimport bitgen_t
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, ddot
+from cpython.exc cimport PyErr_Fetch, PyErr_Restore
+from cpython.ref cimport PyObject, Py_XDECREF
 
 from logt._kernels._base cimport CompiledOracle, bitgen_of
 
@@ -291,8 +293,8 @@ cdef class PairSampler:
                 raise ValueError("no point has a same-class neighbour")
             keep += [sim, dis, ksim, kdis, elig]
             self.s.k = k
-            self.s.nsim = _i32(sim)
-            self.s.ndis = _i32(dis)
+            self.s.nsim = _i32(sim.reshape(-1))
+            self.s.ndis = _i32(dis.reshape(-1))
             self.s.ksim = _i32(ksim)
             self.s.kdis = _i32(kdis)
             self.s.elig = _i32(elig)
@@ -517,11 +519,15 @@ cdef void _dense_q(const double* X, Py_ssize_t d, const int32_t* pi, const int32
         q[b] = ddot(&n, A + b * d, &inc, M + b * d, &inc)
 
 
-cdef inline bint _interrupted() noexcept nogil:
-    """True (with the exception set) when a signal handler raised, e.g. Ctrl-C's KeyboardInterrupt."""
+cdef inline bint _interrupted(PyObject** stash) noexcept nogil:
+    """True when a signal handler raised (e.g. Ctrl-C's KeyboardInterrupt); the exception is
+    moved into ``stash[0:3]`` (type, value, traceback) so no exception is left set while
+    the caller unwinds (its locks' ``__exit__`` would fail)."""
     cdef int r
     with gil:
         r = PyErr_CheckSignals()
+        if r != 0:
+            PyErr_Fetch(&stash[0], &stash[1], &stash[2])
     return r != 0
 
 
@@ -663,6 +669,9 @@ cdef class PairGradientCore(CompiledOracle):
     """
 
     def __cinit__(self, *args, **kwargs):
+        self._exc[0] = NULL
+        self._exc[1] = NULL
+        self._exc[2] = NULL
         self._V = NULL
         self._acc = NULL
         self._didx = NULL
@@ -675,6 +684,7 @@ cdef class PairGradientCore(CompiledOracle):
         self._wsc = NULL
 
     def __dealloc__(self):
+        self._drop_stash()
         free(self._V)
         free(self._acc)
         free(self._didx)
@@ -783,6 +793,14 @@ cdef class PairGradientCore(CompiledOracle):
         if self._V == NULL or self._pairbuf == NULL or self._ybuf == NULL:
             raise MemoryError("MetricLearning workspace")
 
+    cdef void _drop_stash(self) noexcept:
+        Py_XDECREF(self._exc[0])
+        Py_XDECREF(self._exc[1])
+        Py_XDECREF(self._exc[2])
+        self._exc[0] = NULL
+        self._exc[1] = NULL
+        self._exc[2] = NULL
+
     cdef Py_ssize_t _n_chunks(self, Py_ssize_t B) noexcept nogil:
         """Fixed chunk count: depends on B and d only (never on the thread count)."""
         cdef Py_ssize_t d = self.n_features
@@ -876,7 +894,7 @@ cdef class PairGradientCore(CompiledOracle):
             nb = min(self._sb, B - s0)
             if rng != NULL and s0 > 0 and work >= WORK_PER_CHECK:
                 work = 0.0
-                if _interrupted():
+                if _interrupted(self._exc):
                     return INTERRUPTED
             self._block(rng, s0, nb, pi, pj, py, &job.qi, &job.qj, &job.qy)
             job.nb = nb
@@ -926,7 +944,7 @@ cdef class PairGradientCore(CompiledOracle):
             while t0 < nb:
                 if rng != NULL and work >= WORK_PER_CHECK:
                     work = 0.0
-                    if _interrupted():
+                    if _interrupted(self._exc):
                         return INTERRUPTED
                 tb = min(self._blk, nb - t0)
                 _dense_q(self._dense, d, qi + t0, qj + t0, tb, W, ld, A, M, q)
@@ -989,10 +1007,15 @@ cdef class PairGradientCore(CompiledOracle):
         cdef bitgen_t* bg = bitgen_of(rng)
         cdef Py_ssize_t nb = B
         cdef int info
+        self._drop_stash()
         with self._lock, rng.bit_generator.lock:
             with nogil:
                 info = self.mean_grad_into(&xb[0], nb, bg, &ob[0])
-        if info == INTERRUPTED:
+        if info == INTERRUPTED and self._exc[0] != NULL:
+            PyErr_Restore(self._exc[0], self._exc[1], self._exc[2])     # steals the references
+            self._exc[0] = NULL
+            self._exc[1] = NULL
+            self._exc[2] = NULL
             _raise_pending()
         if info != 0:
             raise RuntimeError(f"{type(self).__name__}.mean_grad failed (code {info})")
