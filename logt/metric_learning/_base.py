@@ -55,12 +55,13 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True):
             try:
                 X = X.astype(np.float64)          # numbers stored as objects; strings raise below
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"{name} must be numeric: {exc}") from None
+                raise type(exc)(f"{name} must be numeric: {exc}") from None
         if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
             raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
         if X.ndim != 2:
             raise ValueError(f"Expected 2D array, got {X.ndim}D array instead: {name} must have shape "
-                             f"(n_samples, n_features), got {X.shape}; reshape your data")
+                             f"(n_samples, n_features), got {X.shape}. Reshape your data (e.g. X.reshape(-1, 1) for a "
+                             "single feature)")
         _check_n_features(X.shape[1], name)
         X = np.ascontiguousarray(X, dtype=np.float64)
         if not np.isfinite(X).all():
