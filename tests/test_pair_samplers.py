@@ -239,3 +239,24 @@ def test_sampler_input_errors():
         PairSampler.from_pairs([0, 1], [1, 0], [1.0, 1.0], 2, balanced=True)
     with pytest.raises(ValueError, match=r"\[0, 2\)"):
         PairSampler.from_pairs([0, 2], [1, 0], [1.0, -1.0], 2)
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_neighbor_tables_are_the_nearest_points(sparse_input):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((70, 4)) * (rng.random((70, 4)) < 0.8)
+    y = rng.integers(0, 3, 70)
+    sim, dis = neighbor_tables(sp.csr_matrix(X) if sparse_input else X, y, 4)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    for i in range(70):
+        same = np.flatnonzero((y == y[i]) & (np.arange(70) != i))
+        other = np.flatnonzero(y != y[i])
+        ref_s = same[np.lexsort((same, D[i, same]))][:4]
+        ref_d = other[np.lexsort((other, D[i, other]))][:4]
+        assert np.allclose(D[i, sim[i][sim[i] >= 0]], D[i, ref_s])      # same distances (ties may swap)
+        assert np.allclose(D[i, dis[i]], D[i, ref_d])
+    # a candidate cap keeps every entry valid and of the right class
+    sim2, dis2 = neighbor_tables(X, y, 4, max_candidates=10, rng=1)
+    assert (y[sim2[sim2 >= 0]] == np.repeat(y, 4).reshape(70, 4)[sim2 >= 0]).all()
+    assert (dis2 >= 0).all() and (y[dis2] != y[:, None]).all()

@@ -8,7 +8,7 @@ per block (``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``); ties are broken by the
 smaller index, so the tables are deterministic.
 
 For large ``n`` the search is restricted to a seeded random subset of at most
-``max_candidates`` candidates per class (so the cost is ``O(n * C * d)``
+``max_candidates`` candidates per class (default 2000) (so the cost is ``O(n * C * d)``
 instead of ``O(n^2 d)``); the tables then hold approximate neighbours, which
 is all the sampler needs.
 """
@@ -41,7 +41,7 @@ def _kbest(D, k):
     return np.take_along_axis(idx, order, 1)
 
 
-def neighbor_tables(X, codes, k, max_candidates=4000, rng=0, block=512):
+def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1.
 
     X : (n, d) float64 ndarray or CSR; codes : (n,) int class codes 0..C-1;
@@ -65,25 +65,39 @@ def neighbor_tables(X, codes, k, max_candidates=4000, rng=0, block=512):
     cand_all = np.concatenate(cand)
     cand_code = codes[cand_all]
     Xc = X[cand_all]
+    if sp.issparse(Xc):
+        Xc = Xc.toarray()          # sparse rows times a dense candidate block: one fast product per block
+    XcT = np.ascontiguousarray(Xc.T)
     sq = _sqnorms(X)
     sqc = sq[cand_all]
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
+    bounds = np.r_[0, np.cumsum([len(c) for c in cand])]
     for r0 in range(0, n, block):
         r1 = min(n, r0 + block)
-        G = X[r0:r1] @ Xc.T
-        G = np.asarray(G.toarray() if sp.issparse(G) else G)
-        D = sq[r0:r1, None] + sqc[None, :] - 2.0 * G
+        D = sq[r0:r1, None] + sqc[None, :] - 2.0 * np.asarray(X[r0:r1] @ XcT)
         np.maximum(D, 0.0, out=D)
         rows = np.arange(r0, r1)
-        D[cand_all[None, :] == rows[:, None]] = np.inf          # never pair i with itself
-        same = cand_code[None, :] == codes[r0:r1, None]
-        Ds = np.where(same, D, np.inf)
-        Dd = np.where(same, np.inf, D)
-        for out, M in ((sim, Ds), (dis, Dd)):
-            idx = _kbest(M, k)
-            vals = np.take_along_axis(M, idx, 1)
-            out[r0:r1, :idx.shape[1]] = np.where(np.isfinite(vals), cand_all[idx], -1)
+        D[np.nonzero(cand_all[None, :] == rows[:, None])] = np.inf     # never pair i with itself
+        rc = codes[r0:r1]
+        # k best per candidate class (a union's k best are among its parts' k best)
+        best_i, best_v = [], []
+        for c in range(n_classes):
+            idx = _kbest(D[:, bounds[c]:bounds[c + 1]], k) + bounds[c]
+            best_i.append(idx)
+            best_v.append(np.take_along_axis(D, idx, 1))
+        for c in range(n_classes):
+            mine = rc == c
+            if not mine.any():
+                continue
+            vi, vv = best_i[c][mine], best_v[c][mine]
+            sim[r0:r1][mine, :vi.shape[1]] = np.where(np.isfinite(vv), cand_all[vi], -1)
+            others = [o for o in range(n_classes) if o != c]
+            oi = np.concatenate([best_i[o][mine] for o in others], axis=1)
+            ov = np.concatenate([best_v[o][mine] for o in others], axis=1)
+            sel = _kbest(ov, k)
+            vi, vv = np.take_along_axis(oi, sel, 1), np.take_along_axis(ov, sel, 1)
+            dis[r0:r1][mine, :vi.shape[1]] = np.where(np.isfinite(vv), cand_all[vi], -1)
     # valid entries first in each row (padding at the end)
     for T in (sim, dis):
         order = np.argsort(T < 0, axis=1, kind="stable")
