@@ -127,7 +127,7 @@ def contenders(include_peers=True):
     return names + (list(PEERS) if include_peers else [])
 
 
-def evaluate(dataset, data_dir=None, log=print, quick=False, peers=True):
+def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
     """One row per contender: dict(dataset, method, n_train, acc1, acc5, seconds, note)."""
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
@@ -135,7 +135,9 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=True):
     Xtr, ytr, Xte, yte, kind = load(dataset, data_dir)
     rows = []
     py = ml_python()
-    for name in contenders(peers):
+    for name in contenders(bool(peers)):
+        if name in PEERS and name not in peers:
+            continue
         m = SUBSAMPLE.get(dataset, {}).get(name)
         if quick and dataset in SUBSAMPLE and name not in ("Euclidean", "MetricLearner()", "MetricLearner.paper()"):
             m = min(m or 10**9, 500)
@@ -170,6 +172,7 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=True):
                 row["note"] = f"metric-learn {info['metric_learn']}, scikit-learn {info['sklearn']}"
             a1, a5 = knn_accuracy(Ztr, ytr, Zte, yte)
             row.update(acc1=a1, acc5=a5, seconds=sec)
+            log(f"  -> 1-NN {a1:.3f} 5-NN {a5:.3f} fit {sec:.2f} s")
         except subprocess.TimeoutExpired:
             row.update(acc1=None, acc5=None, seconds=None, note=f"no fit within {TIME_LIMIT:.0f} s")
         except Exception as exc:       # a failing contender is reported, not hidden
@@ -178,12 +181,12 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=True):
     return rows
 
 
-def section(quick=False, log=print, data_dir=None, datasets=DATASETS):
+def section(quick=False, log=print, data_dir=None, datasets=DATASETS, peers=PEERS):
     """The markdown section: one table over all data sets."""
     rows = []
     for ds in datasets:
         try:
-            rows += evaluate(ds, data_dir, log=log, quick=quick)
+            rows += evaluate(ds, data_dir, log=log, quick=quick, peers=peers)
         except (OSError, ValueError) as exc:      # missing data files
             rows.append({"dataset": ds, "method": "-", "n_train": 0, "acc1": None, "acc5": None,
                          "seconds": None, "features": "-", "note": f"skipped: {exc}"})
@@ -226,9 +229,11 @@ def main(argv=None):
     ap.add_argument("--data-dir")
     ap.add_argument("--dataset", action="append", choices=DATASETS)
     ap.add_argument("--json", help="also write the rows as JSON to this file")
+    ap.add_argument("--peers", default=",".join(PEERS), help="metric-learn contenders to run (comma list, '' for none)")
     args = ap.parse_args(argv)
     text, rows = section(args.quick, lambda m: print(f"[learners] {m}", file=sys.stderr, flush=True),
-                         args.data_dir, tuple(args.dataset or DATASETS))
+                         args.data_dir, tuple(args.dataset or DATASETS),
+                         tuple(p for p in args.peers.split(",") if p))
     print(text)
     if args.json:
         with open(args.json, "w") as fh:
