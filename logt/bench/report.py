@@ -19,7 +19,7 @@ from logt.bench import end_to_end as e2e
 from logt.bench.harness import compare, fmt_time, machine_info
 from logt.bench.references import SPECTRA
 
-SECTIONS = ("projection", "toy", "metric", "e2e")
+SECTIONS = ("projection", "toy", "metric", "e2e", "learners")
 
 # Targets: (reference column, minimum ratio reference/logt).
 PROJECTION_TARGETS = {(5, s): 6.0 for s in SPECTRA}
@@ -184,6 +184,9 @@ def run(only=None, quick=False, data_dir=None, log=None):
             parts.append(metric_section(quick, log, data_dir))
         if "e2e" in sections:
             parts.append(e2e_section(quick, log, data_dir))
+        if "learners" in sections:
+            from logt.bench.learners import section as learners_section
+            parts.append(learners_section(quick, log, data_dir)[0])
     parts.append(f"_Total time of this report: {time.perf_counter() - t0:.0f} s._")
     buf = io.StringIO()
     buf.write("\n\n".join(parts) + "\n")

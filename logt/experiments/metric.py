@@ -11,6 +11,12 @@ number of projections ``P`` for
 * ``epoch_gd`` (Hazan-Kale, ``T1 = 4``, ``eta1 = 1/lam``) and ``sgd`` (step
   ``1/(lam t)``, last iterate): one projection per oracle call.
 
+The objective is the paper's (``MetricLearning``'s defaults: uniformly random
+pairs, fixed threshold 1, ``lam = 0.1``, rows scaled to unit norm); the
+estimator's extensions (neighbour pairs, learned threshold, internal scaling:
+:mod:`logt.metric_learning`) are not used here. ``MetricLearner.paper()`` is
+the same objective behind the estimator API.
+
 Every method gets the same budget ``T`` of pair gradients and ``repeats``
 seeded runs; each curve is the per-epoch (logT, Epoch-GD) or per-grid-point
 (SGD) trace of those runs, so one run per repeat gives the whole curve.
