@@ -132,6 +132,10 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
     from logt.metric_learning import MetricLearner
+    if peers is True:
+        peers = PEERS
+    elif not peers:
+        peers = ()
     Xtr, ytr, Xte, yte, kind = load(dataset, data_dir)
     rows = []
     py = ml_python()

@@ -108,9 +108,9 @@ def method_kwargs(method, oracle, T):
     """``logt.minimize`` arguments of an experiment method."""
     if method == "logt_practical":
         p = practical_metric_params(oracle.L, oracle.lam, T)
-        return {"method": "logt", "eta": p.eta, "M": p.M, "B1": p.B1}
+        return {"method": "logt", "options": {"eta": p.eta, "M": p.M, "B1": p.B1}}
     if method == "logt_theorem1":
-        return {"method": "logt", "params": "theorem1"}
+        return {"method": "logt", "options": {"params": "theorem1"}}
     if method in ("epoch_gd", "sgd"):
         return {"method": method}
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -5,14 +5,11 @@ The estimators take ``method`` (``"logt"``, ``"sgd"``, ``"epoch_gd"``),
 method, e.g. ``{"delta": 0.05}`` for Theorem 2, ``{"average": "uniform"}`` for
 SGD) and hand them to :func:`logt.minimize` unchanged, so a new rule (such as a
 curvature-estimating ``params="auto"``) becomes available to the estimators as
-soon as ``minimize`` accepts it. When ``minimize`` takes an ``options`` dict,
-the method options are passed as ``options=``; otherwise as keywords.
+soon as ``minimize`` accepts it. Method options go to ``minimize(..., options=...)``.
 
 ``params="practical"`` (the current default) is resolved here into explicit
 ``eta, M, B1`` by :func:`practical_metric_params`.
 """
-import inspect
-
 from logt import params as _params
 from logt._minimize import METHODS, minimize
 
@@ -94,13 +91,6 @@ def check_optimizer(method, params, options):
                              "(params=, T=, method=, rng=)")
 
 
-def _takes_options():
-    try:
-        return "options" in inspect.signature(minimize).parameters
-    except (TypeError, ValueError):     # pragma: no cover
-        return False
-
-
 def run_minimize(oracle, domain, T, method, params, options, rng):
     """``logt.minimize(oracle, domain, T, method, ...)`` with the estimator's optimizer parameters."""
     opts = dict(options or {})
@@ -112,6 +102,4 @@ def run_minimize(oracle, domain, T, method, params, options, rng):
             opts.update(eta=p.eta, M=p.M, B1=p.B1)
         else:
             opts["params"] = params
-    if opts and _takes_options():
-        return minimize(oracle, domain, T, method=method, rng=rng, options=opts)
-    return minimize(oracle, domain, T, method=method, rng=rng, **opts)
+    return minimize(oracle, domain, T, method=method, rng=rng, options=opts)
