@@ -1,0 +1,356 @@
+"""The metric-learning pair oracle with its training rows SHARDED over Dask workers.
+
+How pairs stay uniform over all ``n (n - 1)`` ordered pairs of distinct rows
+---------------------------------------------------------------------------
+The rows are split into ``S`` contiguous shards of sizes ``n_0, ..., n_{S-1}``.
+The pair space splits into ``S (S + 1) / 2`` unordered *block pairs*
+``{s, t}``; block pair ``{s, t}`` holds ``n_s (n_s - 1)`` ordered pairs when
+``s == t`` and ``2 n_s n_t`` when ``s < t``. One call with batch ``B``:
+
+1. the driver draws the counts ``m_{st} ~ Multinomial(B, p)`` with
+   ``p_{st}`` = (pairs in the block pair) / ``(n (n - 1))`` and, for ``s < t``,
+   the direction split ``m_{s->t} ~ Binomial(m_{st}, 1/2)`` (the rest ``t -> s``);
+   the counts add up to ``B`` exactly;
+2. the task of block pair ``{s, t}`` draws its pairs independently: for ``s < t``
+   ``i`` uniform in shard ``s`` and ``j`` uniform in shard ``t`` (and the
+   reverse for the ``t -> s`` part); for ``s == t`` ``i`` uniform in the shard,
+   ``j`` uniform among its other rows.
+
+An ordered pair ``(i, j)``, ``i`` in shard ``s``, ``j`` in shard ``t != s``, is
+drawn with probability ``2 n_s n_t / (n (n - 1)) * 1/2 * 1/(n_s n_t) =
+1 / (n (n - 1))``, and one inside shard ``s`` with ``n_s (n_s - 1) / (n (n - 1))
+* 1 / (n_s (n_s - 1))``, the same: each of the ``B`` pairs is uniform over all
+ordered pairs of distinct rows, independently (a multinomial split followed by
+uniform draws inside each cell is the same as ``B`` independent uniform draws).
+Sampling only within shards (the naive sharding) or weighting block pairs
+equally would not be; ``tests/test_distributed.py`` checks both statistically.
+
+Data placement: each block pair is pinned to one worker (greedy balance of the
+expected pairs per call); each worker receives the shards of its block pairs
+ONCE (``Client.run``, straight into a worker plugin) and keeps them; it stacks
+them into one compiled pair kernel. Each worker then holds only the shards its
+block pairs need (with ``S`` shards over ``P`` workers roughly ``2 n / sqrt(P)``
+rows when ``S`` is large; all of them when ``S`` is small). If a pinned worker
+leaves the cluster, the call raises :class:`DistributedOracleError` within a
+second or two and the next call re-plans (and re-sends the shards it needs).
+"""
+import threading
+
+import numpy as np
+import scipy.sparse as sp
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from logt._kernels._pairs import PairGradientCore
+from logt.distributed._oracle import (
+    DEFAULT_LOCAL_BELOW, DEFAULT_TIMEOUT, DaskOracle, DistributedOracleError, _check_int, _plugin,
+    chunk_rng)
+from logt.oracles.metric import MetricLearning
+
+__all__ = ["ShardedMetricLearning", "shard_bounds", "block_pairs", "block_pair_counts",
+           "draw_block_pairs", "sample_sharded_pairs"]
+
+
+# ----------------------------------------------------------------- the sampling scheme (pure)
+
+def shard_bounds(n, n_shards):
+    """Row offsets ``[a_0 = 0, a_1, ..., a_S = n]`` of ``S`` contiguous shards (sizes differ by <= 1)."""
+    n, S = int(n), int(n_shards)
+    return [s * n // S for s in range(S + 1)]
+
+
+def block_pairs(sizes):
+    """The unordered block pairs ``(s, t)``, ``s <= t``, in the fixed order, and their
+    numbers of ordered pairs of distinct rows (``n_s (n_s - 1)`` or ``2 n_s n_t``; Python ints)."""
+    S = len(sizes)
+    pairs = [(s, t) for s in range(S) for t in range(s, S)]
+    weights = [sizes[s] * (sizes[s] - 1) if s == t else 2 * sizes[s] * sizes[t] for s, t in pairs]
+    return pairs, weights
+
+
+def block_pair_counts(weights, B, rng):
+    """``(m, fwd)``: ``m ~ Multinomial(B, weights / sum(weights))`` over the block pairs (sums to
+    ``B`` exactly) and ``fwd ~ Binomial(m, 1/2)``, the ``s -> t`` part of each block pair
+    (used only when ``s < t``; a diagonal block ``s == t`` uses all of its ``m``)."""
+    total = sum(weights)
+    p = np.array([w / total for w in weights], dtype=np.float64)
+    m = rng.multinomial(int(B), p)
+    fwd = rng.binomial(m, 0.5)
+    return m, fwd
+
+
+def draw_block_pairs(rng, n_s, n_t, m_fwd, m_rev, same):
+    """Pairs of one block pair, as indices LOCAL to their shards.
+
+    ``same``: ``m_fwd`` pairs inside one shard of ``n_s`` rows (``i`` uniform,
+    ``j`` uniform among the others). Otherwise ``m_fwd`` pairs with ``i`` in shard
+    ``s`` (``n_s`` rows) and ``j`` in shard ``t`` (``n_t`` rows), then ``m_rev`` pairs
+    with ``i`` in ``t`` and ``j`` in ``s``. Returns ``(i, j)`` int64 arrays.
+    """
+    if same:
+        i = rng.integers(0, n_s, size=m_fwd)
+        j = rng.integers(0, n_s - 1, size=m_fwd)
+        j += j >= i
+        return i, j
+    i = np.concatenate([rng.integers(0, n_s, size=m_fwd), rng.integers(0, n_t, size=m_rev)])
+    j = np.concatenate([rng.integers(0, n_t, size=m_fwd), rng.integers(0, n_s, size=m_rev)])
+    return i, j
+
+
+def _rows(i, j, off_s, off_t, m_fwd):
+    """Shard-local ``(i, j)`` of a block pair -> row indices, given the shards' row offsets."""
+    rows = np.empty(len(i), dtype=np.int64)
+    cols = np.empty(len(j), dtype=np.int64)
+    rows[:m_fwd] = off_s + i[:m_fwd]
+    cols[:m_fwd] = off_t + j[:m_fwd]
+    rows[m_fwd:] = off_t + i[m_fwd:]
+    cols[m_fwd:] = off_s + j[m_fwd:]
+    return rows, cols
+
+
+def _stream_counts(key):
+    return chunk_rng(key, 0)
+
+
+def _stream_block(key, p):
+    return chunk_rng(key, 1, p)
+
+
+def sample_sharded_pairs(n, n_shards, B, key):
+    """The ``B`` ordered pairs (global row indices) one sharded call with entropy ``key`` uses.
+
+    Exactly what :class:`ShardedMetricLearning` computes, block by block (same
+    functions, same streams), but on one machine: for tests and for the
+    statement of uniformity. Returns ``(i, j)`` int64 arrays in block-pair order.
+    """
+    bounds = shard_bounds(n, n_shards)
+    sizes = [bounds[s + 1] - bounds[s] for s in range(n_shards)]
+    pairs, weights = block_pairs(sizes)
+    m, fwd = block_pair_counts(weights, B, _stream_counts(key))
+    out_i, out_j = [], []
+    for p, ((s, t), mp, mf) in enumerate(zip(pairs, m, fwd)):
+        if mp == 0:
+            continue
+        mf = int(mp) if s == t else int(mf)
+        i, j = draw_block_pairs(_stream_block(key, p), sizes[s], sizes[t], mf, int(mp) - mf, s == t)
+        r, c = _rows(i, j, bounds[s], bounds[t], mf)
+        out_i.append(r)
+        out_j.append(c)
+    return np.concatenate(out_i), np.concatenate(out_j)
+
+
+# ----------------------------------------------------------------- worker side
+
+class _ShardPlugin(WorkerPlugin):
+    """Holds this worker's shards (stacked) and one compiled pair kernel over them."""
+
+    idempotent = False
+
+    def __init__(self, lam, n_threads):
+        self.lam, self.n_threads = float(lam), int(n_threads)
+
+    def setup(self, worker):
+        self._lock = threading.Lock()
+        self.X = None            # stacked shards (CSR or dense)
+        self.labels = None       # int32 label codes (global coding)
+        self.offsets = {}        # shard -> first row in self.X
+        self._core = None
+
+    def teardown(self, worker):
+        self.X = self.labels = self._core = None
+        self.offsets = {}
+
+    def add(self, shards):
+        """Store shards ``{s: (X_s, labels_s)}`` not held yet; returns the shards held."""
+        with self._lock:
+            new = [s for s in sorted(shards) if s not in self.offsets]
+            if new:
+                parts = ([] if self.X is None else [self.X]) + [shards[s][0] for s in new]
+                labs = ([] if self.labels is None else [self.labels]) + [shards[s][1] for s in new]
+                start = 0 if self.X is None else self.X.shape[0]
+                for s in new:
+                    self.offsets[s] = start
+                    start += shards[s][0].shape[0]
+                if sp.issparse(parts[0]):
+                    X = sp.vstack(parts, format="csr")
+                    X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int64)),
+                                      shape=X.shape)
+                    X.indptr = X.indptr.astype(np.int64)
+                    X.indices = X.indices.astype(np.int32)
+                else:
+                    X = np.ascontiguousarray(np.vstack(parts), dtype=np.float64)
+                self.X, self.labels = X, np.ascontiguousarray(np.concatenate(labs), dtype=np.int32)
+                self._core = None
+            return sorted(self.offsets)
+
+    def core(self):
+        """The pair kernel over the held shards and their offsets (built once per shard set)."""
+        with self._lock:
+            if self._core is None:
+                if self.X is None:
+                    raise RuntimeError("this worker holds no shards")
+                core = PairGradientCore()
+                none_i = np.empty(0, dtype=np.int32)
+                core._setup(self.X, self.labels, self.X, none_i, none_i, np.empty(0),
+                            self.lam, self.n_threads)
+                self._core = core
+            return self._core, dict(self.offsets)
+
+
+def _store_shards(name, shards, dask_worker=None):
+    return dask_worker.plugins[name].add(shards)
+
+
+def _held_shards(name, dask_worker=None):
+    plugin = dask_worker.plugins.get(name)
+    return sorted(plugin.offsets) if plugin is not None else []
+
+
+def _block_task(name, w, p, s, t, n_s, n_t, m, m_fwd, key):
+    """Worker side of block pair ``p = {s, t}``: the mean gradient of its ``m`` pairs."""
+    core, off = _plugin(name).core()
+    for u in (s, t):
+        if u not in off:
+            raise RuntimeError(f"this worker does not hold shard {u} (holds {sorted(off)}); "
+                               "was it restarted? the next call re-sends the shards")
+    i, j = draw_block_pairs(_stream_block(key, p), n_s, n_t, m_fwd, m - m_fwd, s == t)
+    rows, cols = _rows(i, j, off[s], off[t], m_fwd)
+    out = np.empty(w.shape, dtype=np.float64)
+    return core._mean_grad_pairs(w, rows, cols, out=out)
+
+
+# ----------------------------------------------------------------- the oracle
+
+class ShardedMetricLearning(DaskOracle):
+    """:class:`~logt.oracles.MetricLearning` whose pair batches run on Dask workers holding data shards.
+
+    Parameters
+    ----------
+    client : ``distributed.Client``.
+    X, y, lam, X_eval, y_eval, n_eval_pairs, eval_rng, n_threads :
+        as for :class:`~logt.oracles.MetricLearning` (``n_threads``: the driver's
+        in-process kernel, used for small batches). ``value`` (``F`` on the fixed
+        evaluation pairs) runs on the driver.
+    n_shards : int >= 1, optional
+        Number of row shards (default: the number of workers). The work of one
+        call is ``S (S + 1) / 2`` block-pair tasks; the bits of a run depend on
+        ``S`` and the seed, not on the number of workers.
+    worker_threads : int >= 1
+        Threads of the pair kernel inside each task (default 1; use 1 with one
+        single-threaded worker per core).
+    local_below, workers, timeout : as for :class:`DaskOracle`.
+
+    See the module docstring for the sampling scheme (uniform over all ordered
+    pairs of distinct rows) and the data placement (each worker receives the
+    shards of its block pairs once).
+    """
+
+    def __init__(self, client, X, y, lam=0.1, *, n_shards=None, X_eval=None, y_eval=None,
+                 n_eval_pairs=10_000, eval_rng=0, n_threads=None, worker_threads=1,
+                 local_below=DEFAULT_LOCAL_BELOW, workers=None, timeout=DEFAULT_TIMEOUT):
+        from distributed import Client
+        if not isinstance(client, Client):
+            raise TypeError(f"client must be a distributed.Client, got {type(client).__name__}")
+        self._init_common(client, local_below, workers, timeout)
+        local = MetricLearning(X, y, lam, X_eval=X_eval, y_eval=y_eval, n_eval_pairs=n_eval_pairs,
+                               eval_rng=eval_rng, n_threads=n_threads)
+        self._local = local
+        self._set_shape(local)
+        n = local.n_samples
+        if n_shards is None:
+            n_shards = max(1, len(self._worker_threads()))
+        S = _check_int(n_shards, "n_shards", 1)
+        if S > n:
+            raise ValueError(f"n_shards={S} exceeds the number of rows n={n}")
+        self.n_shards = S
+        self.worker_threads = _check_int(worker_threads, "worker_threads", 1)
+        self._bounds = shard_bounds(n, S)
+        self.shard_sizes = [self._bounds[s + 1] - self._bounds[s] for s in range(S)]
+        self._pairs, self._weights = block_pairs(self.shard_sizes)
+        codes = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int32).ravel()
+        self._Xv, self._codes = local.X, codes        # validated by MetricLearning
+        self.n_chunks = len(self._pairs)              # tasks per call (at most)
+        self.bytes_setup = 0
+        self._plan = None                             # block pair -> worker address
+        self._plugin_name = f"logt-shards-{self.token}"
+        self._register(_ShardPlugin(local.lam, self.worker_threads))
+        self._make_plan()                             # send the shards now, not in the first call
+
+    # -------------------------------------------------------------- placement
+
+    def _shard(self, s):
+        a, b = self._bounds[s], self._bounds[s + 1]
+        return self._Xv[a:b], self._codes[a:b]
+
+    def _shard_nbytes(self, s):
+        X, lab = self._shard(s)
+        nb = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sp.issparse(X) else X.nbytes
+        return nb + lab.nbytes
+
+    def placement(self):
+        """``{(s, t): worker address}`` of the current plan (computed on first use)."""
+        if self._plan is None:
+            self._make_plan()
+        return dict(self._plan)
+
+    def _make_plan(self):
+        """Pin each block pair to a worker: greedy on expected pairs per call (largest first),
+        preferring a worker that already holds the shards; then send each worker the
+        shards it lacks (asked from the workers themselves, so a restarted worker is refilled)."""
+        workers = sorted(self._worker_threads())
+        if not workers:
+            raise DistributedOracleError("the cluster has no workers to hold the shards")
+        held = self._client.run(_held_shards, self._plugin_name, workers=workers)
+        load = {a: 0 for a in workers}
+        need = {a: set(held.get(a, ())) for a in workers}
+        plan = {}
+        order = sorted(range(len(self._pairs)), key=lambda p: (-self._weights[p], p))
+        for p in order:
+            s, t = self._pairs[p]
+            a = min(workers, key=lambda a: (load[a], len({s, t} - need[a]), workers.index(a)))
+            plan[self._pairs[p]] = a
+            load[a] += self._weights[p]
+            need[a] |= {s, t}
+        for a in workers:
+            missing = sorted(need[a] - set(held.get(a, ())))
+            if missing:
+                shards = {s: self._shard(s) for s in missing}
+                self._client.run(_store_shards, self._plugin_name, shards, workers=[a])
+                self.bytes_setup += sum(self._shard_nbytes(s) for s in missing)
+        self._plan = plan
+
+    # -------------------------------------------------------------- the fan-out
+
+    def _submit(self, a, B, key):
+        if self._plan is None:
+            self._make_plan()
+        m, fwd = block_pair_counts(self._weights, B, _stream_counts(key))
+        wf = self._hold_w(a)
+        sizes, futures = [], []
+        for p, ((s, t), mp, mf) in enumerate(zip(self._pairs, m, fwd)):
+            if mp == 0:
+                continue
+            mp = int(mp)
+            mf = mp if s == t else int(mf)
+            futures.append(self._client.submit(
+                _block_task, self._plugin_name, wf, p, s, t, self.shard_sizes[s], self.shard_sizes[t],
+                mp, mf, key, key=f"logt-block-{self.token}-{self.n_calls}-{p}", pure=False,
+                workers=[self._plan[(s, t)]], allow_other_workers=False))
+            sizes.append(mp)
+        return sizes, futures
+
+    def _watchdog(self, ctx, n):
+        alive = set(self._worker_threads())
+        gone = sorted({a for a in self._plan.values() if a not in alive}) if self._plan else []
+        if gone:
+            raise DistributedOracleError(
+                f"{self._describe(ctx, n)} failed: worker(s) {gone} holding shards of this call "
+                "left the cluster (died or retired); the next call re-plans and re-sends the shards",
+                **ctx)
+
+    def _on_failure(self):
+        self._plan = None        # re-plan (and re-send missing shards) on the next call
+
+    def __repr__(self):
+        return (f"ShardedMetricLearning(n={self._local.n_samples}, d={self._local.n_features}, "
+                f"lam={self._local.lam}, n_shards={self.n_shards}, local_below={self.local_below}, "
+                f"round_trips={self.n_round_trips}{', closed' if self._closed else ''})")
