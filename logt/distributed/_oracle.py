@@ -256,6 +256,7 @@ class DaskOracle:
         self.seconds_distributed = 0.0
         self.last_call = None
         self._run_B, self._run_index = None, 0
+        self._previous = None
 
     def _set_shape(self, local):
         shape = getattr(local, "shape", None)
@@ -322,10 +323,8 @@ class DaskOracle:
         t0 = time.perf_counter()
         ctx = {"call": self.n_calls, "B": B, "run_index": self._run_index}
         sizes, futures = self._submit(a, B, key)
-        try:
-            means = self._collect(futures, sizes, ctx)
-        finally:
-            del futures
+        means = self._collect(futures, sizes, ctx)
+        self._previous = futures      # released when the next call submits (see _hold_w)
         reduce_chunks(means, sizes, B, out)
         dt = time.perf_counter() - t0
         received = sum(m.nbytes for m in means)
@@ -350,9 +349,16 @@ class DaskOracle:
 
         Broadcast (every worker of the call gets a replica), so the scheduler sees
         ``w`` everywhere and places the chunks by load, not by where ``w`` lives.
+
+        Then the previous call's futures are released, right before this call's
+        tasks are submitted: the client batches its messages to the scheduler
+        (one send per 10 ms at most), so releasing them at the end of the previous
+        call would open a batching window that delays this submission.
         """
-        return self._client.scatter(a, workers=self.workers, broadcast=True, hash=False,
-                                    timeout=self.timeout)
+        wf = self._client.scatter(a, workers=self.workers, broadcast=True, hash=False,
+                                  timeout=self.timeout)
+        self._previous = None
+        return wf
 
     def _submit(self, a, B, key):
         """Submit the chunk tasks; returns ``(sizes, futures)`` in the fixed chunk order."""
@@ -445,6 +451,7 @@ class DaskOracle:
         if self._closed:
             return
         self._closed = True
+        self._previous = None
         if self._plugin_name is not None and self._client.status == "running":
             try:
                 self._client.unregister_worker_plugin(self._plugin_name)
