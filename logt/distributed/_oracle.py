@@ -37,10 +37,14 @@ from logt._kernels._base import _as_point, _check_out
 
 __all__ = ["DaskOracle", "DistributedOracleError", "DEFAULT_LOCAL_BELOW"]
 
-# Calls with B below this run in-process (see the README section "Scaling out" for
-# the measured crossover: ~2**14..2**15 pairs for the Adult pair oracle on a
-# loopback cluster; far higher for a cheap oracle such as the 5 x 5 toy).
-DEFAULT_LOCAL_BELOW = 2**15
+# Calls with B below this run in-process. A distributed call costs a fixed L (~12 ms
+# measured on a loopback cluster) plus B c / P (c: seconds per sample on one core,
+# P: cores of the cluster); in-process costs B c / p. So the cluster wins from
+# B* = L / (c (1/p - 1/P)): for the Adult pair oracle (c ~ 0.31 us) that is ~2**17
+# against one local thread on the 2-worker loopback cluster (measured) and ~8e4 against
+# two local threads on a large cluster. A cheap oracle (the 5 x 5 toy, c ~ 14 ns per
+# sample) needs ~2**23. See the README section "Scaling out"; pass local_below per oracle.
+DEFAULT_LOCAL_BELOW = 2**17
 DEFAULT_TIMEOUT = 600.0
 
 _DELEGATED = ("value", "L", "lam", "G", "f_star", "minimizer", "R", "grad_bound",
@@ -189,8 +193,11 @@ class DaskOracle:
         reproduce a run on another cluster.
     local_below : int >= 0
         Calls with ``B < local_below`` run in-process (no network). Default
-        ``DEFAULT_LOCAL_BELOW`` (2**15; measured crossover for the Adult pair
-        oracle, see the README). 0 or 1: always distributed.
+        ``DEFAULT_LOCAL_BELOW`` (2**17: the measured crossover for the Adult pair
+        oracle, see the README; about ``L / (c (1/p - 1/P))`` for a round cost ``L``,
+        ``c`` seconds per sample, ``p`` local and ``P`` cluster cores). 0 or 1:
+        always distributed. Fixed per oracle, never timed at run time: which path
+        a call takes must not depend on timings, or runs would not be reproducible.
     local_oracle : optional
         The driver's copy, used for small batches, ``value`` and the attributes
         ``shape``, ``L``, ``lam``, ``G``, ... (default: ``make_oracle()``, built
@@ -256,7 +263,7 @@ class DaskOracle:
         self.seconds_distributed = 0.0
         self.last_call = None
         self._run_B, self._run_index = None, 0
-        self._previous = None
+        self._previous = self._w_future = None
 
     def _set_shape(self, local):
         shape = getattr(local, "shape", None)
@@ -358,6 +365,7 @@ class DaskOracle:
         wf = self._client.scatter(a, workers=self.workers, broadcast=True, hash=False,
                                   timeout=self.timeout)
         self._previous = None
+        self._w_future = wf      # kept (like the chunk futures) until the next call's submission
         return wf
 
     def _submit(self, a, B, key):
@@ -451,7 +459,7 @@ class DaskOracle:
         if self._closed:
             return
         self._closed = True
-        self._previous = None
+        self._previous = self._w_future = None
         if self._plugin_name is not None and self._client.status == "running":
             try:
                 self._client.unregister_worker_plugin(self._plugin_name)
