@@ -38,7 +38,7 @@ from logt.estimator import practical_metric_params
 from logt.oracles import PSDQuadratic
 from logt.oracles.metric import MetricLearning
 
-ADULT_BS = (10**4, 10**5, 10**6, 10**7)
+ADULT_BS = (10**4, 10**5, 10**6, 3 * 10**6, 10**7)
 TOY_BS = (10**4, 10**5, 10**6, 10**7)
 CROSSOVER_BS = tuple(2**k for k in range(12, 19))
 E2E_T, E2E_SEEDS = 10**7, (0, 1, 2, 3)

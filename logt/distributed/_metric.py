@@ -47,7 +47,7 @@ from logt.distributed._oracle import (
 from logt.oracles.metric import MetricLearning
 
 __all__ = ["ShardedMetricLearning", "shard_bounds", "block_pairs", "block_pair_counts",
-           "draw_block_pairs", "sample_sharded_pairs"]
+           "iter_block_pairs", "draw_block_pairs", "sample_sharded_pairs"]
 
 
 # ----------------------------------------------------------------- the sampling scheme (pure)
@@ -78,33 +78,44 @@ def block_pair_counts(weights, B, rng):
     return m, fwd
 
 
-def draw_block_pairs(rng, n_s, n_t, m_fwd, m_rev, same):
-    """Pairs of one block pair, as indices LOCAL to their shards.
+PAIR_BLOCK = 1 << 18      # pairs drawn and reduced at a time inside a block-pair task
 
-    ``same``: ``m_fwd`` pairs inside one shard of ``n_s`` rows (``i`` uniform,
-    ``j`` uniform among the others). Otherwise ``m_fwd`` pairs with ``i`` in shard
-    ``s`` (``n_s`` rows) and ``j`` in shard ``t`` (``n_t`` rows), then ``m_rev`` pairs
-    with ``i`` in ``t`` and ``j`` in ``s``. Returns ``(i, j)`` int64 arrays.
+
+def iter_block_pairs(rng, n_s, n_t, off_s, off_t, m_fwd, m_rev, same):
+    """The pairs of one block pair ``{s, t}``, as row indices, in blocks of at most ``PAIR_BLOCK``.
+
+    ``same`` (``s == t``): ``m_fwd`` pairs inside one shard of ``n_s`` rows starting at
+    row ``off_s`` (``i`` uniform, ``j`` uniform among the others). Otherwise ``m_fwd``
+    pairs with ``i`` uniform in shard ``s`` (``n_s`` rows from ``off_s``) and ``j``
+    uniform in shard ``t`` (``n_t`` rows from ``off_t``), then ``m_rev`` pairs the other
+    way round. Yields ``(rows, cols)`` int32 arrays; the stream order is fixed (block by
+    block, ``i`` then ``j``), so the draws depend only on ``rng`` and the counts.
     """
-    if same:
-        i = rng.integers(0, n_s, size=m_fwd)
-        j = rng.integers(0, n_s - 1, size=m_fwd)
-        j += j >= i
-        return i, j
-    i = np.concatenate([rng.integers(0, n_s, size=m_fwd), rng.integers(0, n_t, size=m_rev)])
-    j = np.concatenate([rng.integers(0, n_t, size=m_fwd), rng.integers(0, n_s, size=m_rev)])
-    return i, j
+    parts = [(m_fwd, n_s, n_t, off_s, off_t)]
+    if not same:
+        parts.append((m_rev, n_t, n_s, off_t, off_s))
+    for count, na, nb, oa, ob in parts:
+        done = 0
+        while done < count:
+            k = min(PAIR_BLOCK, count - done)
+            i = rng.integers(0, na, size=k, dtype=np.int32)
+            if same:
+                j = rng.integers(0, na - 1, size=k, dtype=np.int32)
+                j += j >= i
+            else:
+                j = rng.integers(0, nb, size=k, dtype=np.int32)
+            i += np.int32(oa)
+            j += np.int32(ob)
+            yield i, j
+            done += k
 
 
-def _rows(i, j, off_s, off_t, m_fwd):
-    """Shard-local ``(i, j)`` of a block pair -> row indices, given the shards' row offsets."""
-    rows = np.empty(len(i), dtype=np.int64)
-    cols = np.empty(len(j), dtype=np.int64)
-    rows[:m_fwd] = off_s + i[:m_fwd]
-    cols[:m_fwd] = off_t + j[:m_fwd]
-    rows[m_fwd:] = off_t + i[m_fwd:]
-    cols[m_fwd:] = off_s + j[m_fwd:]
-    return rows, cols
+def draw_block_pairs(rng, n_s, n_t, m_fwd, m_rev, same, off_s=0, off_t=0):
+    """All pairs of one block pair at once (see :func:`iter_block_pairs`): ``(rows, cols)``."""
+    blocks = list(iter_block_pairs(rng, n_s, n_t, off_s, off_t, m_fwd, m_rev, same))
+    if not blocks:
+        return np.empty(0, np.int32), np.empty(0, np.int32)
+    return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
 
 
 def _stream_counts(key):
@@ -120,7 +131,7 @@ def sample_sharded_pairs(n, n_shards, B, key):
 
     Exactly what :class:`ShardedMetricLearning` computes, block by block (same
     functions, same streams), but on one machine: for tests and for the
-    statement of uniformity. Returns ``(i, j)`` int64 arrays in block-pair order.
+    statement of uniformity. Returns ``(i, j)`` int32 arrays in block-pair order.
     """
     bounds = shard_bounds(n, n_shards)
     sizes = [bounds[s + 1] - bounds[s] for s in range(n_shards)]
@@ -131,8 +142,8 @@ def sample_sharded_pairs(n, n_shards, B, key):
         if mp == 0:
             continue
         mf = int(mp) if s == t else int(mf)
-        i, j = draw_block_pairs(_stream_block(key, p), sizes[s], sizes[t], mf, int(mp) - mf, s == t)
-        r, c = _rows(i, j, bounds[s], bounds[t], mf)
+        r, c = draw_block_pairs(_stream_block(key, p), sizes[s], sizes[t], mf, int(mp) - mf, s == t,
+                                bounds[s], bounds[t])
         out_i.append(r)
         out_j.append(c)
     return np.concatenate(out_i), np.concatenate(out_j)
@@ -212,10 +223,13 @@ def _block_task(name, w, p, s, t, n_s, n_t, m, m_fwd, key):
         if u not in off:
             raise RuntimeError(f"this worker does not hold shard {u} (holds {sorted(off)}); "
                                "was it restarted? the next call re-sends the shards")
-    i, j = draw_block_pairs(_stream_block(key, p), n_s, n_t, m_fwd, m - m_fwd, s == t)
-    rows, cols = _rows(i, j, off[s], off[t], m_fwd)
-    out = np.empty(w.shape, dtype=np.float64)
-    return core._mean_grad_pairs(w, rows, cols, out=out)
+    out = np.zeros(w.shape, dtype=np.float64)
+    part = np.empty(w.shape, dtype=np.float64)
+    for rows, cols in iter_block_pairs(_stream_block(key, p), n_s, n_t, off[s], off[t], m_fwd,
+                                       m - m_fwd, s == t):
+        core._mean_grad_pairs(w, rows, cols, out=part)
+        out += (len(rows) / m) * part        # blocks in stream order: a fixed reduction
+    return out
 
 
 # ----------------------------------------------------------------- the oracle
