@@ -6,6 +6,7 @@ with a reason when the ``logt[dask]`` extra is not installed.
 """
 import functools
 import logging
+import math
 import os
 import pickle
 import subprocess
@@ -218,22 +219,43 @@ def test_chi2_detects_biased_shard_samplers():
     j = bounds[s] + j + (j >= i - bounds[s])
     assert _chi2_ordered(i, j, n) < 1e-6
     # (b) block pairs chosen with equal probability instead of by their sizes
-    pairs, _ = M.block_pairs(list(sizes))
-    ii, jj = [], []
-    for (s_, t_), m in zip(pairs, r.multinomial(B, np.full(len(pairs), 1 / len(pairs)))):
-        ra, rb = M.draw_block_pairs(r, sizes[s_], sizes[t_], m if s_ == t_ else m // 2,
-                                    0 if s_ == t_ else m - m // 2, s_ == t_, bounds[s_], bounds[t_])
-        ii.append(ra)
-        jj.append(rb)
-    assert _chi2_ordered(np.concatenate(ii), np.concatenate(jj), n) < 1e-6
-    # (c) the right block weights but no direction split (i always in the lower shard)
-    _, weights = M.block_pairs(list(sizes))
-    ii, jj = [], []
-    for (s_, t_), m in zip(pairs, r.multinomial(B, np.array(weights) / sum(weights))):
-        ra, rb = M.draw_block_pairs(r, sizes[s_], sizes[t_], m, 0, s_ == t_, bounds[s_], bounds[t_])
-        ii.append(ra)
-        jj.append(rb)
-    assert _chi2_ordered(np.concatenate(ii), np.concatenate(jj), n) < 1e-6
+    pairs, weights = M.block_pairs(list(sizes))
+
+    def by_weights(w):
+        ii, jj = [], []
+        for (s_, t_), m in zip(pairs, r.multinomial(B, np.asarray(w, float) / np.sum(w))):
+            ra, rb = M.draw_block_pairs(r, sizes[s_], sizes[t_], bounds[s_], bounds[t_], m, s_ == t_)
+            ii.append(ra)
+            jj.append(rb)
+        return np.concatenate(ii), np.concatenate(jj)
+
+    assert _chi2_ordered(*by_weights(np.ones(len(pairs))), n) < 1e-6
+    # (c) a diagonal block counted as n_s**2 pairs (self-pairs included in the weight)
+    assert _chi2_ordered(*by_weights([sizes[s_] * sizes[t_] for s_, t_ in pairs]), n) < 1e-6
+    # and the right weights pass (the same code path as the oracle)
+    assert _chi2_ordered(*by_weights(weights), n) > 1e-3
+
+
+def test_placement_holds_2n_over_sqrt_P_rows_and_balances_load():
+    """P = q**2 workers, S = q shards: one block pair per worker (<= 2 shards, i.e. at most
+    2n/sqrt(P) rows), loads within 5% of the mean; other P stay within 15%."""
+    n = 32561
+    for P in (4, 9, 16, 2, 3, 8, 32):
+        S = M.default_n_shards(n, P)
+        b = M.shard_bounds(n, S)
+        pairs, weights = M.block_pairs([b[k + 1] - b[k] for k in range(S)])
+        plan = M.place_block_pairs(pairs, weights, [f"w{k:02d}" for k in range(P)])
+        assert set(plan) == set(pairs)
+        loads = {a: sum(w for pr, w in zip(pairs, weights) if plan[pr] == a) for a in set(plan.values())}
+        rows = {a: sum(b[u + 1] - b[u] for u in {u for pr in pairs if plan[pr] == a for u in pr})
+                for a in loads}
+        mean = sum(weights) / P
+        if math.isqrt(P) ** 2 == P:
+            assert S == math.isqrt(P)
+            assert max(loads.values()) <= 1.05 * mean and len(loads) == P
+            assert max(rows.values()) <= 2 * n / math.sqrt(P) + 2
+        else:
+            assert max(loads.values()) <= 1.15 * mean, (P, S)
 
 
 # ----------------------------------------------------------------- the contract, on the cluster
@@ -313,9 +335,9 @@ def test_sharded_pairs_counted_exactly_through_the_cluster(client):
     -(y-dependent constant) * (#pairs {a, b}) / B, so the counts of every unordered
     pair can be read back: they equal the pairs of the documented sampler for the
     call's key, sum to B, and pass a chi-square test of uniformity. B is large enough
-    that the cross-shard block pairs (8/30 of B each) span two draw blocks of 2**18."""
-    n, S, B = 6, 3, 1_200_000
-    assert B * 8 / 30 > M.PAIR_BLOCK
+    that the cross-shard block pairs (4/30 of B each) span two draw blocks of 2**18."""
+    n, S, B = 6, 3, 2_400_000
+    assert B * 4 / 30 > M.PAIR_BLOCK
     X = sp.identity(n, format="csr")
     y = np.array([0, 0, 0, 1, 1, 1])
     W = np.zeros((n, n))

@@ -3,37 +3,41 @@
 How pairs stay uniform over all ``n (n - 1)`` ordered pairs of distinct rows
 ---------------------------------------------------------------------------
 The rows are split into ``S`` contiguous shards of sizes ``n_0, ..., n_{S-1}``.
-The pair space splits into ``S (S + 1) / 2`` unordered *block pairs*
-``{s, t}``; block pair ``{s, t}`` holds ``n_s (n_s - 1)`` ordered pairs when
-``s == t`` and ``2 n_s n_t`` when ``s < t``. One call with batch ``B``:
+The ordered pairs split into ``S**2`` *block pairs* ``(s, t)`` (``i`` in shard
+``s``, ``j`` in shard ``t``); block pair ``(s, t)`` holds ``n_s n_t`` ordered
+pairs of distinct rows when ``s != t`` and ``n_s (n_s - 1)`` when ``s == t``.
+One call with batch ``B``:
 
-1. the driver draws the counts ``m_{st} ~ Multinomial(B, p)`` with
-   ``p_{st}`` = (pairs in the block pair) / ``(n (n - 1))`` and, for ``s < t``,
-   the direction split ``m_{s->t} ~ Binomial(m_{st}, 1/2)`` (the rest ``t -> s``);
-   the counts add up to ``B`` exactly;
-2. the task of block pair ``{s, t}`` draws its pairs independently: for ``s < t``
-   ``i`` uniform in shard ``s`` and ``j`` uniform in shard ``t`` (and the
-   reverse for the ``t -> s`` part); for ``s == t`` ``i`` uniform in the shard,
-   ``j`` uniform among its other rows.
+1. the driver draws the counts ``m ~ Multinomial(B, p)``, ``p_st`` = (pairs in
+   the block pair) / ``(n (n - 1))``; they add up to ``B`` exactly;
+2. the task of block pair ``(s, t)`` draws its ``m_st`` pairs independently:
+   ``i`` uniform in shard ``s``; ``j`` uniform in shard ``t`` (``s != t``) or
+   uniform among the other rows of shard ``s`` (``s == t``).
 
-An ordered pair ``(i, j)``, ``i`` in shard ``s``, ``j`` in shard ``t != s``, is
-drawn with probability ``2 n_s n_t / (n (n - 1)) * 1/2 * 1/(n_s n_t) =
-1 / (n (n - 1))``, and one inside shard ``s`` with ``n_s (n_s - 1) / (n (n - 1))
-* 1 / (n_s (n_s - 1))``, the same: each of the ``B`` pairs is uniform over all
-ordered pairs of distinct rows, independently (a multinomial split followed by
-uniform draws inside each cell is the same as ``B`` independent uniform draws).
-Sampling only within shards (the naive sharding) or weighting block pairs
-equally would not be; ``tests/test_distributed.py`` checks both statistically.
+A pair ``(i, j)`` with ``i`` in shard ``s`` and ``j`` in shard ``t != s`` is drawn
+with probability ``n_s n_t / (n (n - 1)) * 1 / (n_s n_t) = 1 / (n (n - 1))``, and
+one inside shard ``s`` with ``n_s (n_s - 1) / (n (n - 1)) * 1 / (n_s (n_s - 1))``,
+the same. A multinomial split followed by uniform draws inside each cell is the
+same as ``B`` independent uniform draws, so each pair of the batch is uniform
+over all ordered pairs of distinct rows, independently. Sampling only within
+shards (the naive sharding), weighting block pairs equally, or counting
+``n_s**2`` pairs in a diagonal block would not be; ``tests/test_distributed.py``
+checks the scheme and rejects those three with a chi-square test.
 
-Data placement: each block pair is pinned to one worker (greedy balance of the
-expected pairs per call); each worker receives the shards of its block pairs
-ONCE (``Client.run``, straight into a worker plugin) and keeps them; it stacks
-them into one compiled pair kernel. Each worker then holds only the shards its
-block pairs need (with ``S`` shards over ``P`` workers roughly ``2 n / sqrt(P)``
-rows when ``S`` is large; all of them when ``S`` is small). If a pinned worker
-leaves the cluster, the call raises :class:`DistributedOracleError` within a
-second or two and the next call re-plans (and re-sends the shards it needs).
+Data placement
+--------------
+Each block pair is pinned to one worker (:func:`place_block_pairs`: each worker
+in turn takes block pairs up to its share of the expected pairs, preferring
+those whose shards it already holds). Each worker receives the shards of its
+block pairs ONCE (``Client.run``, straight into a worker plugin), keeps them and
+stacks them into one compiled pair kernel. With ``P = q**2`` workers and ``S = q``
+shards each worker holds one block pair, i.e. at most ``2 n / sqrt(P)`` rows, and
+the loads are equal; the default ``S`` (:func:`default_n_shards`) aims at that.
+If a pinned worker leaves the cluster, the call raises
+:class:`DistributedOracleError` within a second or two and the next call
+re-plans (and re-sends the shards each worker lacks).
 """
+import math
 import threading
 
 import numpy as np
@@ -47,7 +51,8 @@ from logt.distributed._oracle import (
 from logt.oracles.metric import MetricLearning
 
 __all__ = ["ShardedMetricLearning", "shard_bounds", "block_pairs", "block_pair_counts",
-           "iter_block_pairs", "draw_block_pairs", "sample_sharded_pairs"]
+           "place_block_pairs", "default_n_shards", "iter_block_pairs", "draw_block_pairs",
+           "sample_sharded_pairs"]
 
 
 # ----------------------------------------------------------------- the sampling scheme (pure)
@@ -59,60 +64,100 @@ def shard_bounds(n, n_shards):
 
 
 def block_pairs(sizes):
-    """The unordered block pairs ``(s, t)``, ``s <= t``, in the fixed order, and their
-    numbers of ordered pairs of distinct rows (``n_s (n_s - 1)`` or ``2 n_s n_t``; Python ints)."""
+    """The ``S**2`` ordered block pairs ``(s, t)`` in the fixed order (row-major) and their
+    numbers of ordered pairs of distinct rows (``n_s n_t``, or ``n_s (n_s - 1)`` when ``s == t``)."""
     S = len(sizes)
-    pairs = [(s, t) for s in range(S) for t in range(s, S)]
-    weights = [sizes[s] * (sizes[s] - 1) if s == t else 2 * sizes[s] * sizes[t] for s, t in pairs]
+    pairs = [(s, t) for s in range(S) for t in range(S)]
+    weights = [sizes[s] * (sizes[s] - 1) if s == t else sizes[s] * sizes[t] for s, t in pairs]
     return pairs, weights
 
 
 def block_pair_counts(weights, B, rng):
-    """``(m, fwd)``: ``m ~ Multinomial(B, weights / sum(weights))`` over the block pairs (sums to
-    ``B`` exactly) and ``fwd ~ Binomial(m, 1/2)``, the ``s -> t`` part of each block pair
-    (used only when ``s < t``; a diagonal block ``s == t`` uses all of its ``m``)."""
+    """``m ~ Multinomial(B, weights / sum(weights))``: pairs per block pair (sums to ``B`` exactly)."""
     total = sum(weights)
-    p = np.array([w / total for w in weights], dtype=np.float64)
-    m = rng.multinomial(int(B), p)
-    fwd = rng.binomial(m, 0.5)
-    return m, fwd
+    return rng.multinomial(int(B), np.array([w / total for w in weights], dtype=np.float64))
+
+
+def place_block_pairs(pairs, weights, workers, held=None, slack=0.05):
+    """Pin block pairs to workers: ``{(s, t): worker}``.
+
+    Each worker in turn (sorted order) takes block pairs, largest first among those
+    needing the fewest shards it does not hold yet, until it has its share of the
+    expected pairs (the rest's total / the workers left, ``slack`` over at most);
+    leftovers go to the least loaded. ``held``: ``{worker: shards it holds}``.
+    Deterministic: depends only on the arguments.
+    """
+    workers = sorted(workers)
+    held = held or {}
+    need = {a: set(held.get(a, ())) for a in workers}
+    load = {a: 0 for a in workers}
+    remaining = set(range(len(pairs)))
+    plan = {}
+
+    def take(a, p):
+        remaining.discard(p)
+        plan[pairs[p]] = a
+        load[a] += weights[p]
+        need[a] |= set(pairs[p])
+
+    for k, a in enumerate(workers):
+        target = sum(weights[p] for p in remaining) / (len(workers) - k)
+        while remaining and load[a] < target:
+            fits = [p for p in remaining if load[a] + weights[p] <= target * (1 + slack)]
+            if not fits:
+                break
+            take(a, min(fits, key=lambda p: (len(set(pairs[p]) - need[a]), -weights[p], p)))
+    for p in sorted(remaining, key=lambda p: (-weights[p], p)):
+        take(min(workers, key=lambda a: (load[a], len(set(pairs[p]) - need[a]), a)), p)
+    return plan
+
+
+def default_n_shards(n, n_workers):
+    """``q = ceil(sqrt(P))`` shards, or ``2 q`` when ``q`` gives a load imbalance above 15%
+    (``P`` not a square), at most ``n``."""
+    q = max(1, math.isqrt(max(1, n_workers - 1)) + 1) if n_workers > 1 else 1
+    for S in (q, 2 * q):
+        S = min(S, n)
+        b = shard_bounds(n, S)
+        pairs, weights = block_pairs([b[s + 1] - b[s] for s in range(S)])
+        plan = place_block_pairs(pairs, weights, range(n_workers))
+        loads = [sum(w for p_, w in zip(pairs, weights) if plan[p_] == a) for a in range(n_workers)]
+        if max(loads) <= 1.15 * sum(weights) / n_workers:
+            return S
+    return min(2 * q, n)
 
 
 PAIR_BLOCK = 1 << 18      # pairs drawn and reduced at a time inside a block-pair task
 
 
-def iter_block_pairs(rng, n_s, n_t, off_s, off_t, m_fwd, m_rev, same):
-    """The pairs of one block pair ``{s, t}``, as row indices, in blocks of at most ``PAIR_BLOCK``.
+def iter_block_pairs(rng, n_s, n_t, off_s, off_t, m, same):
+    """The ``m`` pairs of block pair ``(s, t)``, as row indices, in blocks of at most ``PAIR_BLOCK``.
 
-    ``same`` (``s == t``): ``m_fwd`` pairs inside one shard of ``n_s`` rows starting at
-    row ``off_s`` (``i`` uniform, ``j`` uniform among the others). Otherwise ``m_fwd``
-    pairs with ``i`` uniform in shard ``s`` (``n_s`` rows from ``off_s``) and ``j``
-    uniform in shard ``t`` (``n_t`` rows from ``off_t``), then ``m_rev`` pairs the other
-    way round. Yields ``(rows, cols)`` int32 arrays; the stream order is fixed (block by
-    block, ``i`` then ``j``), so the draws depend only on ``rng`` and the counts.
+    ``i`` uniform over the ``n_s`` rows of shard ``s`` (rows ``off_s ...``); ``j``
+    uniform over the ``n_t`` rows of shard ``t`` (rows ``off_t ...``), or, when
+    ``same`` (``s == t``), uniform among the other ``n_s - 1`` rows of shard ``s``.
+    Yields ``(rows, cols)`` int32 arrays; the stream order is fixed (block by block,
+    ``i`` then ``j``), so the draws depend only on ``rng`` and ``m``.
     """
-    parts = [(m_fwd, n_s, n_t, off_s, off_t)]
-    if not same:
-        parts.append((m_rev, n_t, n_s, off_t, off_s))
-    for count, na, nb, oa, ob in parts:
-        done = 0
-        while done < count:
-            k = min(PAIR_BLOCK, count - done)
-            i = rng.integers(0, na, size=k, dtype=np.int32)
-            if same:
-                j = rng.integers(0, na - 1, size=k, dtype=np.int32)
-                j += j >= i
-            else:
-                j = rng.integers(0, nb, size=k, dtype=np.int32)
-            i += np.int32(oa)
-            j += np.int32(ob)
-            yield i, j
-            done += k
+    done = 0
+    while done < m:
+        k = min(PAIR_BLOCK, m - done)
+        i = rng.integers(0, n_s, size=k, dtype=np.int32)
+        if same:
+            j = rng.integers(0, n_s - 1, size=k, dtype=np.int32)
+            j += j >= i
+            j += np.int32(off_s)
+        else:
+            j = rng.integers(0, n_t, size=k, dtype=np.int32)
+            j += np.int32(off_t)
+        i += np.int32(off_s)
+        yield i, j
+        done += k
 
 
-def draw_block_pairs(rng, n_s, n_t, m_fwd, m_rev, same, off_s=0, off_t=0):
+def draw_block_pairs(rng, n_s, n_t, off_s, off_t, m, same):
     """All pairs of one block pair at once (see :func:`iter_block_pairs`): ``(rows, cols)``."""
-    blocks = list(iter_block_pairs(rng, n_s, n_t, off_s, off_t, m_fwd, m_rev, same))
+    blocks = list(iter_block_pairs(rng, n_s, n_t, off_s, off_t, m, same))
     if not blocks:
         return np.empty(0, np.int32), np.empty(0, np.int32)
     return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
@@ -136,16 +181,14 @@ def sample_sharded_pairs(n, n_shards, B, key):
     bounds = shard_bounds(n, n_shards)
     sizes = [bounds[s + 1] - bounds[s] for s in range(n_shards)]
     pairs, weights = block_pairs(sizes)
-    m, fwd = block_pair_counts(weights, B, _stream_counts(key))
+    m = block_pair_counts(weights, B, _stream_counts(key))
     out_i, out_j = [], []
-    for p, ((s, t), mp, mf) in enumerate(zip(pairs, m, fwd)):
-        if mp == 0:
-            continue
-        mf = int(mp) if s == t else int(mf)
-        r, c = draw_block_pairs(_stream_block(key, p), sizes[s], sizes[t], mf, int(mp) - mf, s == t,
-                                bounds[s], bounds[t])
-        out_i.append(r)
-        out_j.append(c)
+    for p, ((s, t), mp) in enumerate(zip(pairs, m)):
+        if mp:
+            r, c = draw_block_pairs(_stream_block(key, p), sizes[s], sizes[t], bounds[s], bounds[t],
+                                    int(mp), s == t)
+            out_i.append(r)
+            out_j.append(c)
     return np.concatenate(out_i), np.concatenate(out_j)
 
 
@@ -216,8 +259,8 @@ def _held_shards(name, dask_worker=None):
     return sorted(plugin.offsets) if plugin is not None else []
 
 
-def _block_task(name, w, p, s, t, n_s, n_t, m, m_fwd, key):
-    """Worker side of block pair ``p = {s, t}``: the mean gradient of its ``m`` pairs."""
+def _block_task(name, w, p, s, t, n_s, n_t, m, key):
+    """Worker side of block pair ``p = (s, t)``: the mean gradient of its ``m`` pairs."""
     core, off = _plugin(name).core()
     for u in (s, t):
         if u not in off:
@@ -225,8 +268,7 @@ def _block_task(name, w, p, s, t, n_s, n_t, m, m_fwd, key):
                                "was it restarted? the next call re-sends the shards")
     out = np.zeros(w.shape, dtype=np.float64)
     part = np.empty(w.shape, dtype=np.float64)
-    for rows, cols in iter_block_pairs(_stream_block(key, p), n_s, n_t, off[s], off[t], m_fwd,
-                                       m - m_fwd, s == t):
+    for rows, cols in iter_block_pairs(_stream_block(key, p), n_s, n_t, off[s], off[t], m, s == t):
         core._mean_grad_pairs(w, rows, cols, out=part)
         out += (len(rows) / m) * part        # blocks in stream order: a fixed reduction
     return out
@@ -245,9 +287,10 @@ class ShardedMetricLearning(DaskOracle):
         in-process kernel, used for small batches). ``value`` (``F`` on the fixed
         evaluation pairs) runs on the driver.
     n_shards : int >= 1, optional
-        Number of row shards (default: the number of workers). The work of one
-        call is ``S (S + 1) / 2`` block-pair tasks; the bits of a run depend on
-        ``S`` and the seed, not on the number of workers.
+        Number of row shards ``S`` (default :func:`default_n_shards`: ``ceil(sqrt(P))``
+        for ``P`` workers, or twice that when ``P`` is not a square). One call is at
+        most ``S**2`` block-pair tasks; the bits of a run depend on ``S`` and the
+        seed, not on the number of workers or the placement.
     worker_threads : int >= 1
         Threads of the pair kernel inside each task (default 1; use 1 with one
         single-threaded worker per core).
@@ -271,7 +314,7 @@ class ShardedMetricLearning(DaskOracle):
         self._set_shape(local)
         n = local.n_samples
         if n_shards is None:
-            n_shards = max(1, len(self._worker_threads()))
+            n_shards = default_n_shards(n, max(1, len(self._worker_threads())))
         S = _check_int(n_shards, "n_shards", 1)
         if S > n:
             raise ValueError(f"n_shards={S} exceeds the number of rows n={n}")
@@ -307,29 +350,21 @@ class ShardedMetricLearning(DaskOracle):
         return dict(self._plan)
 
     def _make_plan(self):
-        """Pin each block pair to a worker: greedy on expected pairs per call (largest first),
-        preferring a worker that already holds the shards; then send each worker the
-        shards it lacks (asked from the workers themselves, so a restarted worker is refilled)."""
+        """Pin the block pairs to the current workers (:func:`place_block_pairs`, starting from
+        the shards each worker reports holding, so a restarted worker is refilled), then send
+        each worker the shards it lacks, once."""
         workers = sorted(self._worker_threads())
         if not workers:
             raise DistributedOracleError("the cluster has no workers to hold the shards")
         held = self._client.run(_held_shards, self._plugin_name, workers=workers)
-        load = {a: 0 for a in workers}
-        need = {a: set(held.get(a, ())) for a in workers}
-        plan = {}
-        order = sorted(range(len(self._pairs)), key=lambda p: (-self._weights[p], p))
-        for p in order:
-            s, t = self._pairs[p]
-            a = min(workers, key=lambda a: (load[a], len({s, t} - need[a]), workers.index(a)))
-            plan[self._pairs[p]] = a
-            load[a] += self._weights[p]
-            need[a] |= {s, t}
+        plan = place_block_pairs(self._pairs, self._weights, workers, held)
         for a in workers:
-            missing = sorted(need[a] - set(held.get(a, ())))
+            need = {u for pair, w in plan.items() if w == a for u in pair}
+            missing = sorted(need - set(held.get(a, ())))
             if missing:
-                shards = {s: self._shard(s) for s in missing}
+                shards = {u: self._shard(u) for u in missing}
                 self._client.run(_store_shards, self._plugin_name, shards, workers=[a])
-                self.bytes_setup += sum(self._shard_nbytes(s) for s in missing)
+                self.bytes_setup += sum(self._shard_nbytes(u) for u in missing)
         self._plan = plan
 
     # -------------------------------------------------------------- the fan-out
@@ -337,19 +372,17 @@ class ShardedMetricLearning(DaskOracle):
     def _submit(self, a, B, key):
         if self._plan is None:
             self._make_plan()
-        m, fwd = block_pair_counts(self._weights, B, _stream_counts(key))
+        m = block_pair_counts(self._weights, B, _stream_counts(key))
         wf = self._hold_w(a)
         sizes, futures = [], []
-        for p, ((s, t), mp, mf) in enumerate(zip(self._pairs, m, fwd)):
+        for p, ((s, t), mp) in enumerate(zip(self._pairs, m)):
             if mp == 0:
                 continue
-            mp = int(mp)
-            mf = mp if s == t else int(mf)
             futures.append(self._client.submit(
                 _block_task, self._plugin_name, wf, p, s, t, self.shard_sizes[s], self.shard_sizes[t],
-                mp, mf, key, key=f"logt-block-{self.token}-{self.n_calls}-{p}", pure=False,
+                int(mp), key, key=f"logt-block-{self.token}-{self.n_calls}-{p}", pure=False,
                 workers=[self._plan[(s, t)]], allow_other_workers=False))
-            sizes.append(mp)
+            sizes.append(int(mp))
         return sizes, futures
 
     def _watchdog(self, ctx, n):
