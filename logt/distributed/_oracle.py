@@ -223,6 +223,13 @@ class DaskOracle:
     :class:`DistributedOracleError` naming the call index, ``B`` and the chunk.
     The batch is never silently smaller: every chunk must return.
 
+    With ``logt.minimize``: any method works unchanged. ``method="logt"`` sends
+    its large mini-batches out (``2*M`` calls per epoch; only epochs with
+    ``B >= local_below`` cost rounds). ``"sgd"`` and ``"epoch_gd"`` call
+    ``mean_grad(w, 1, rng)`` once per step; a DaskOracle is not a compiled oracle,
+    so they run their Python fallback loop and every call stays in-process (no
+    rounds; the bits equal the in-process oracle's, slower than the compiled loop).
+
     Use it as a context manager or call :meth:`close` to remove the plugin and
     the oracles from the workers. Not thread-safe: one call at a time.
     """
