@@ -417,8 +417,11 @@ def test_worker_exception_names_call_and_step(client):
 def test_make_oracle_failure_is_reported_at_construction(client):
     def bad():
         raise OSError("no data here")
-    with pytest.raises(Exception, match="no data here"):
+    with pytest.raises(DistributedOracleError, match="OSError: no data here"):
         DaskOracle(client, bad, local_oracle=toy(), n_chunks=2, timeout=TIMEOUT)
+    # and the failed plugin is not left behind for workers that join later
+    plugins = client.run(lambda dask_worker: [p for p in dask_worker.plugins if p.startswith("logt-")])
+    assert not any(plugins.values()), plugins
 
 
 def test_worker_death_is_a_clear_error(client, tmp_path):

@@ -291,12 +291,18 @@ class DaskOracle:
         return n
 
     def _register(self, plugin):
-        resp = self._client.register_plugin(plugin, name=self._plugin_name)
-        bad = {a: r for a, r in (resp or {}).items() if isinstance(r, dict) and r.get("status") != "OK"}
-        if bad:
-            addr, r = next(iter(bad.items()))
+        """Install the worker plugin on every worker (and future ones); a failing setup
+        (e.g. ``make_oracle`` raising on a worker) removes it again and raises."""
+        try:
+            self._client.register_plugin(plugin, name=self._plugin_name)
+        except Exception as exc:
+            try:
+                self._client.unregister_worker_plugin(self._plugin_name)
+            except Exception:     # not registered anywhere: nothing to undo
+                pass
+            self._closed = True
             raise DistributedOracleError(
-                f"building the oracle on worker {addr} failed: {r.get('exception_text') or r}")
+                f"setting up the oracle on the workers failed: {type(exc).__name__}: {exc}") from exc
 
     # -------------------------------------------------------------- protocol
 
