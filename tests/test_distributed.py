@@ -66,7 +66,7 @@ def client(cluster):
 
 
 def workers_of(client):
-    return sorted(client.scheduler_info(n_workers=-1)["workers"])
+    return sorted(client.scheduler_info()["workers"])
 
 
 # ----------------------------------------------------------------- small problems

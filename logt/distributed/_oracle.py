@@ -279,7 +279,7 @@ class DaskOracle:
         self.shape = tuple(int(n) for n in shape)
 
     def _worker_threads(self):
-        info = self._client.scheduler_info(n_workers=-1)["workers"]
+        info = self._client.scheduler_info()["workers"]
         return {a: int(v.get("nthreads", 1)) for a, v in info.items()
                 if self.workers is None or a in self.workers}
 
