@@ -322,6 +322,10 @@ def test_logt_acc_uses_the_L_option_and_errors_clearly():
         LogTAcc(params="theory", N=3)
     with pytest.raises(TypeError, match="method 'logt_acc' has no option"):
         LogTAcc(eta=0.1)
+    with pytest.raises(ValueError, match="no params='auto' rule yet: it needs the smoothness L"):
+        logt.minimize(f, dom, 1000, method="logt_acc", options={"params": "auto"}, rng=0)
+    with pytest.raises(ValueError, match="params must be one of 'theory', 'explicit'"):
+        LogTAcc(params="theorem1")
 
 
 def test_baseline_errors_are_clear():

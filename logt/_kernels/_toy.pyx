@@ -33,6 +33,55 @@ cdef int64_t _PAIRS_PER_FLUSH = (<int64_t>1) << 30
 cdef double _TWO_M31 = 4.656612873077393e-10
 
 
+cdef int uniform_noise_sums(bitgen_t* rng, Py_ssize_t m, Py_ssize_t B, double* tot) noexcept nogil:
+    """``tot[e]`` = sum over ``B`` samples of the signed 32-bit draw ``j`` of entry ``e`` (``e < m``), exact.
+
+    Stream layout (shared by every oracle with this noise, same seed => same
+    bits): samples in pairs, one ``next_uint64`` per entry (low half to the
+    first sample of the pair, high half to the second); an odd last sample
+    takes ``ceil(m/2)`` more draws, two entries each. The noise value of a draw
+    is ``s * (j + 0.5) * 2^-31``, so the mean is ``s * 2^-31 * (tot/B + 0.5)``.
+    Returns 0, or -1 when the workspace cannot be allocated.
+    """
+    cdef int64_t* acc = <int64_t*>malloc(m * sizeof(int64_t))
+    if acc == NULL:
+        return -1
+    cdef Py_ssize_t e
+    for e in range(m):
+        acc[e] = 0
+        tot[e] = 0.0
+    cdef next64_fn next64 = rng.next_uint64
+    cdef void* st = rng.state
+    cdef uint64_t r
+    cdef int64_t pairs = B // 2, p, n
+    cdef int64_t done = 0
+    while done < pairs:
+        n = pairs - done
+        if n > _PAIRS_PER_FLUSH:
+            n = _PAIRS_PER_FLUSH
+        for p in range(n):
+            for e in range(m):
+                r = next64(st)
+                acc[e] += (<int64_t>(<int32_t>(<uint32_t>r))
+                           + <int64_t>(<int32_t>(<uint32_t>(r >> 32))))
+        for e in range(m):
+            tot[e] += <double>acc[e]
+            acc[e] = 0
+        done += n
+    if B & 1:
+        e = 0
+        while e < m:
+            r = next64(st)
+            acc[e] += <int64_t>(<int32_t>(<uint32_t>r))
+            if e + 1 < m:
+                acc[e + 1] += <int64_t>(<int32_t>(<uint32_t>(r >> 32)))
+            e += 2
+        for e in range(m):
+            tot[e] += <double>acc[e]
+    free(acc)
+    return 0
+
+
 cdef class PSDQuadratic(CompiledOracle):
     """Stochastic oracle for ``F(W) = 0.5 * ||W - A||_F^2``, W a d x d matrix.
 
@@ -131,44 +180,10 @@ cdef class PSDQuadratic(CompiledOracle):
             return 0
 
         # per-call workspace: no state shared between threads using one oracle
-        cdef int64_t* acc = <int64_t*>malloc(m * sizeof(int64_t))
         cdef double* tot = <double*>malloc(m * sizeof(double))
-        if acc == NULL or tot == NULL:
-            free(acc)
+        if tot == NULL or uniform_noise_sums(rng, m, B, tot) != 0:
             free(tot)
             return -1
-        for e in range(m):
-            acc[e] = 0
-            tot[e] = 0.0
-
-        cdef next64_fn next64 = rng.next_uint64
-        cdef void* st = rng.state
-        cdef uint64_t r
-        cdef int64_t pairs = B // 2, p, n
-        cdef int64_t done = 0
-        while done < pairs:
-            n = pairs - done
-            if n > _PAIRS_PER_FLUSH:
-                n = _PAIRS_PER_FLUSH
-            for p in range(n):
-                for e in range(m):
-                    r = next64(st)
-                    acc[e] += (<int64_t>(<int32_t>(<uint32_t>r))
-                               + <int64_t>(<int32_t>(<uint32_t>(r >> 32))))
-            for e in range(m):
-                tot[e] += <double>acc[e]
-                acc[e] = 0
-            done += n
-        if B & 1:
-            e = 0
-            while e < m:
-                r = next64(st)
-                acc[e] += <int64_t>(<int32_t>(<uint32_t>r))
-                if e + 1 < m:
-                    acc[e + 1] += <int64_t>(<int32_t>(<uint32_t>(r >> 32)))
-                e += 2
-            for e in range(m):
-                tot[e] += <double>acc[e]
 
         # mean of Z_e = s * (sum_j + 0.5 * B) / (B * 2^31)
         cdef double scale = self.noise * _TWO_M31
@@ -181,7 +196,6 @@ cdef class PSDQuadratic(CompiledOracle):
                 if j != i:
                     out[j * d + i] = x[j * d + i] - a[j * d + i] + zbar
                 e += 1
-        free(acc)
         free(tot)
         return 0
 

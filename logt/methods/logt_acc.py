@@ -77,6 +77,15 @@ def counts(T, N, N_last, B1, growth=4):
     return K, N * sum(b[:-1]) + N_last * b[-1], N * (K - 1) + N_last
 
 
+def _param_rule(v, name):
+    """``"theory"`` or ``"explicit"``; ``"auto"`` (a curvature estimate) is not wired to this method yet."""
+    if v == "auto":
+        raise ValueError(f"method 'logt_acc' has no {name}='auto' rule yet: it needs the smoothness L "
+                         "(minimize's L=, options={'L': ...} or oracle.L) with params='theory', or an "
+                         "explicit N")
+    return one_of(*PARAM_RULES)(v, name)
+
+
 def _growth(v, name):
     v = positive_int(v, name)
     if not 2 <= v <= 7:
@@ -164,7 +173,7 @@ class LogTAcc(Method):
     projections = "N*(K-1) + N_last, N ~ sqrt(32 L/lam), K ~ log4(3T/N): O(sqrt(L/lam) log T)"
     uses_minibatches = True
     options = {
-        "params": Option("theory", one_of(*PARAM_RULES), "parameter rule"),
+        "params": Option("theory", _param_rule, "parameter rule"),
         "L": Option(None, positive_float, "smoothness used (default: minimize's L / oracle.L)"),
         "N": Option(None, positive_int, "AC-SA iterations per stage (explicit)"),
         "N_last": Option(None, positive_int, "AC-SA iterations of the last stage"),
