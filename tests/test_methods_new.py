@@ -81,15 +81,15 @@ def test_theory_N_is_the_smallest_with_N_N1_at_least_32_kappa(kappa):
     N = theory_N(kappa, 1.0)
     assert N * (N + 1) >= 32 * kappa > (N - 1) * N
     assert N == theory_N(3.0 * kappa, 3.0)
-    n = theory_N(kappa, 1.0, 8.0)
-    assert n * (n + 1) >= 8 * kappa > (n - 1) * n
+    n = theory_N(kappa, 1.0, 2.0)
+    assert n * (n + 1) >= 2 * kappa > (n - 1) * n
 
 
 @pytest.mark.parametrize("T", GRID + [10**5])
 def test_logt_acc_exact_counts(T):
     oracle, domain = toy()
     c = Counting(oracle, domain)
-    N, N_last = theory_N(1.0, 1.0), 3            # 3 = the smallest n with n(n+1) >= 8
+    N, N_last = 6, 1            # the smallest n with n(n+1) >= 32, resp. >= 2 (L/lam = 1)
     K, calls, proj = acc_closed_form(T, N, N_last)
     if K == 0:
         with pytest.raises(ValueError, match=f"minimum T is N_last\\*B1 = {N_last}"):
@@ -311,7 +311,7 @@ def test_logt_acc_uses_the_L_option_and_errors_clearly():
         logt.minimize(f, dom, 1000, method="logt_acc", rng=0)
     r = logt.minimize(f, dom, 1000, method=LogTAcc(L=4.0), rng=0)
     assert r.params["L_used"] == 4.0 and r.params["N"] == theory_N(4.0, 1.0)
-    assert r.params["N_last"] == theory_N(4.0, 1.0, 8.0)
+    assert r.params["N_last"] == 3 and r.params["N"] == 11   # n(n+1) >= 2*4, >= 32*4
     with pytest.raises(ValueError, match="L must be >= lam"):
         logt.minimize(f, dom, 1000, method=LogTAcc(L=0.5), rng=0)
     with pytest.raises(ValueError, match="growth must be in"):

@@ -45,3 +45,11 @@ cdef class PSDProjector(CompiledDomain):
 
     cdef object _run(self, v, out, int path)
     cdef _raise(self, int info)
+
+
+cdef inline void _mirror_upper(double* x, Py_ssize_t n) noexcept nogil:
+    """Copy the upper triangle (C order) of the n x n matrix x onto its lower triangle."""
+    cdef Py_ssize_t i, j
+    for i in range(n):
+        for j in range(i + 1, n):
+            x[j * n + i] = x[i * n + j]

@@ -109,14 +109,6 @@ cdef double _SYM_TOL = 1e-10
 SYM_TOL = _SYM_TOL
 
 
-cdef inline void _mirror_upper(double* x, Py_ssize_t n) noexcept nogil:
-    """Copy the upper triangle (C order) of x onto its lower triangle."""
-    cdef Py_ssize_t i, j
-    for i in range(n):
-        for j in range(i + 1, n):
-            x[j * n + i] = x[i * n + j]
-
-
 cdef int _check_sym_copy(const double* src, double* dst, Py_ssize_t n,
                          double tol, double* asym_out, double* amax_out) noexcept nogil:
     """Check src finite and symmetric; then dst = (src + src^T)/2 (dst may be src).
