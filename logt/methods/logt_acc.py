@@ -142,19 +142,12 @@ class LogTAcc(Method):
     suffix), ``8 D + 8 sigma^2/(lam B_K (N_last+1))`` for the suffix mean.
     With ``T ~ N B1 growth^K`` this is ``E[F - F*] <= O((N B1/T)^(3/2))
     (F(x0) - F*) + O(sigma^2/(lam T))``, the optimal rate, with
-    ``N (K - 1) + N_last`` projections, ``K = O(log T)``. (Measured: AC-SA's
-    steps are set by the worst case ``L``, so every iteration injects noise
-    of the size ``1/(lam t)`` steps would also in stiff directions, where SGD's
-    noise shrinks like ``1/h``; a short last stage on a large batch injects
-    less. On the quadratics of ``python -m logt kappa``, ``T = 2e5``, 16 seeds,
-    ``(F - F*) T`` with ``N_last(N_last+1) >= c L/lam`` for ``c = 8 / 2``: ball
-    1.94 / 0.66 at ``L/lam = 1000``, 1.90 / 0.66 at ``10^4``; PSD 1.09 / 0.67
-    and 1.01 / 0.57; never worse within noise for ``L/lam`` in ``1..10^4``.
-    Held out (a 50-dim ball at ``L/lam = 300``, an 8x8 PSD problem at 50, a
-    30-dim box at 3000, ``T = 2e4`` and ``2e6``): better on the ball and the
-    PSD problem (up to 2.5x), within noise or up to 2x worse on the box.
-    ``c = 1`` measured no better on the PSD problems and lets the bias bound
-    grow to ``4 D``.)
+    ``N (K - 1) + N_last`` projections, ``K = O(log T)``. Why the last stage
+    is short: AC-SA's steps follow the worst-case ``L``, so each iteration
+    injects noise also in stiff directions; measured (README, Methods) on the
+    kappa sweep and held-out problems, ``c = 2`` in ``N_last(N_last+1) >= c L/lam``
+    gives up to 3x smaller excess than ``c = 8``, within noise or up to 2x
+    worse on a box problem.
 
     Options
     -------
