@@ -139,9 +139,12 @@ cdef class DiagonalQuadratic(CompiledOracle):
         if self.noise == 0.0:
             return 0
         cdef double* tot = <double*>malloc(m * sizeof(double))
-        if tot == NULL or uniform_noise_sums(rng, m, B, tot) != 0:
-            free(tot)
+        if tot == NULL:
             return -1
+        cdef int rc = uniform_noise_sums(rng, m, B, tot)
+        if rc != 0:                      # -1 (no workspace) or LOGT_INTERRUPTED (a signal is pending)
+            free(tot)
+            return rc
         cdef double scale = self.noise * _TWO_M31, invB = 1.0 / <double>B, z
         if self.symmetric:
             e = 0
