@@ -6,6 +6,8 @@ Epoch ``k`` runs ``T_k = T1 * 2**(k-1)`` projected SGD steps with the fixed step
 ``n_calls = n_projections = T1 * (2**K - 1) <= T``. Defaults ``T1 = 4``,
 ``eta1 = 1/lam``.
 """
+import math
+
 import numpy as np
 
 from logt.methods._base import Method, Option, positive_float, positive_int, register
@@ -33,15 +35,18 @@ class EpochGD(Method):
     rate = "O(1/T)"
     projections = "T1*(2**K - 1) <= T"
     options = {
-        "T1": Option(4, positive_int, "first epoch length"),
+        "T1": Option(None, positive_int, "first epoch length (default 4, or ceil(4 L/lam) when L > lam is known)"),
         "eta1": Option(None, positive_float, "first epoch step (default 1/lam)"),
     }
 
     def prepare(self, run):
         T1 = self.values["T1"]
         eta1 = self.values["eta1"]
+        kappa = run.L / run.lam if run.L is not None and run.L > run.lam else None
         if eta1 is None:
-            eta1 = 1.0 / run.lam
+            eta1 = 1.0 / run.lam if kappa is None else 1.0 / run.L
+        if T1 is None:
+            T1 = 4 if kappa is None else min(int(math.ceil(4 * kappa)), run.T)
         lengths = epoch_gd_schedule(run.T, T1)
         if not lengths:
             raise ValueError(f"T={run.T} is below one Epoch-GD epoch: the minimum T is T1={T1}")

@@ -17,6 +17,11 @@ def sgd_grid(T, per_octave=4):
 class SGD(Method):
     """Projected SGD, step ``1/(lam t)``: one oracle call and one projection per step.
 
+    When ``L`` is known (given or ``oracle.L``) the step is ``min(1/L, 1/(lam t))``:
+    the first ``L/lam`` steps of size ``1/(lam t) > 2/L`` would blow up along the
+    stiff directions on an unbounded domain. With ``L = lam`` (the paper's toy)
+    nothing changes.
+
     Options
     -------
     average : "last" (default: the last iterate ``w_T``, the paper's SGD on the
@@ -34,7 +39,13 @@ class SGD(Method):
     options = {"average": Option("last", one_of("last", "uniform"), "returned point")}
 
     def prepare(self, run):
-        return {"step": "1/(lam*t)", "average": self.values["average"]}
+        # the first steps 1/(lam t) exceed 2/L while t < L/(2 lam): on an unbounded domain they blow
+        # up along the stiff directions; with a known L the step is capped at 1/L (L = lam: unchanged)
+        cap = 1.0 / run.L if run.L is not None and run.L > run.lam else None
+        out = {"step": "1/(lam*t)", "average": self.values["average"]}
+        if cap is not None:
+            out.update(step="min(1/L, 1/(lam*t))", step_cap=cap)
+        return out
 
     def init_state(self, run, params, x0):
         x = np.array(x0, dtype=np.float64, order="C", copy=True)
@@ -45,17 +56,19 @@ class SGD(Method):
 
     def drive(self, run, params, st):
         T, average = run.T, params["average"]
+        cap = params.get("step_cap") or 0.0
         x, xsum = st["x"], st["xsum"]
         grid = sgd_grid(T)
         while st["t"] < T:
             t = st["t"]
             nxt = int(grid[np.searchsorted(grid, t, side="right")])
             n = min(nxt - t, CHUNK)
-            run.steps(x, xsum, n, STEP_INVERSE, lam=run.lam, t0=t)
+            run.steps(x, xsum, n, STEP_INVERSE, eta=cap, lam=run.lam, t0=t)
             st["t"] = t + n
             if st["t"] == nxt:
                 t = st["t"]
-                if run.boundary(st, self._current(st, average), step=t, eta=1.0 / (run.lam * t)) and t < T:
+                step = 1.0 / (run.lam * t)
+                if run.boundary(st, self._current(st, average), step=t, eta=min(step, cap or step)) and t < T:
                     break
             else:
                 run.boundary(st, record=False)

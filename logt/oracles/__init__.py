@@ -5,10 +5,12 @@
 * :class:`PSDQuadratic` - the paper's toy problem, compiled.
 * :class:`MetricLearning` - regularized distance metric learning on random pairs, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
+* :class:`LinearModel` - least squares / logistic regression on a data matrix, compiled.
 """
 from logt.oracles._protocol import Oracle
 from logt.oracles.function import FunctionOracle
+from logt.oracles.linear import LinearModel
 from logt.oracles.metric import MetricLearning
 from logt.oracles.quadratic import PSDQuadratic
 
-__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle"]
+__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle", "LinearModel"]
