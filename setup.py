@@ -51,6 +51,7 @@ setup(
         "logt.methods",
         "logt.experiments",
         "logt.bench",
+        "logt.distributed",
     ],
     package_data={"logt._kernels": ["*.pxd"], "logt": ["py.typed"]},
     ext_modules=cythonize(

@@ -3,7 +3,9 @@
 A method's driver (``logt.methods``) never calls the oracle or the domain
 directly; it goes through a :class:`Run`:
 
-* ``run.grad(w, B, out, ...)`` -- ``B`` oracle calls, counted; the result is
+* ``run.grad(w, B, out, ...)`` -- ``B`` oracle calls, counted (an oracle's own
+  exception gets the method, epoch, step and ``B`` attached: as a note, or in
+  the message when the exception offers ``with_context(where)``); the result is
   taken even when a user oracle ignores ``out`` and returns a new array; a
   non-finite gradient is a ``FloatingPointError`` naming the method, epoch,
   step and step size;
@@ -91,7 +93,15 @@ class Run:
         """``out`` = mean of ``B`` stochastic gradients at ``w`` (counted unless ``count=False``, checked)."""
         if self._python_oracle:
             out.fill(np.nan)                      # a user oracle that never writes is caught below
-        r = self.oracle.mean_grad(w, B, self.rng, out=out)
+        try:
+            r = self.oracle.mean_grad(w, B, self.rng, out=out)
+        except Exception as exc:                 # add the driver's position (epoch, step, B)
+            where = f"{self.where(epoch, step, eta)}, batch B={B}"
+            if callable(getattr(exc, "with_context", None)):
+                raise exc.with_context(where) from exc
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"logt: raised by oracle.mean_grad at {where}")
+            raise
         if count:
             self.n_calls += B
         if r is not out:

@@ -103,7 +103,7 @@ def test_killed_subprocess_resumes_bit_identical(tmp_path):
         from logt.domains import PSDCone
         from logt.oracles import PSDQuadratic
         sys.stdout.write("started\\n"); sys.stdout.flush()
-        logt.minimize(PSDQuadratic(np.zeros((6, 6))), PSDCone(6), 3_000_000, method="sgd", rng=11,
+        logt.minimize(PSDQuadratic(np.zeros((6, 6))), PSDCone(6), 1_000_000, method="sgd", rng=11,
                       checkpoint={str(path)!r}, checkpoint_every=0)
     """)
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -126,8 +126,8 @@ def test_killed_subprocess_resumes_bit_identical(tmp_path):
     leftovers = [p for p in os.listdir(tmp_path) if p != "killed.ckpt"]
     assert all(p.startswith(".logt-ckpt-") for p in leftovers)    # at most a temporary file, never a torn target
     oracle, domain = PSDQuadratic(np.zeros((6, 6))), PSDCone(6)
-    resumed = logt.minimize(oracle, domain, 3_000_000, method="sgd", rng=11, resume=path)
-    full = logt.minimize(oracle, domain, 3_000_000, method="sgd", rng=11)
+    resumed = logt.minimize(oracle, domain, 1_000_000, method="sgd", rng=11, resume=path)
+    full = logt.minimize(oracle, domain, 1_000_000, method="sgd", rng=11)
     assert_same_result(full, resumed)
 
 

@@ -1,47 +1,94 @@
 # cython: language_level=3
-"""Compiled core of regularized distance metric learning (the paper's second experiment).
+"""Compiled core of regularized distance metric learning (the paper's second experiment and its extensions).
 
-Notation (paper): ``W`` is a d x d matrix, one oracle call is a uniformly random
-ordered training pair ``(i, j)``, ``i != j``, with ``y_ij = +1`` for equal labels
-and ``-1`` otherwise, ``D = x_i - x_j``, ``z = y_ij * (1 - D^T W D)`` and
+Notation (paper): ``W`` is a d x d matrix, one oracle call is a random pair
+``(i, j)`` with label ``y_ij`` (+1 similar, -1 dissimilar), ``D = x_i - x_j``,
+threshold ``b``, ``z = y_ij * (b - D^T W D)`` and
 
     g_hat(W) = y_ij * sigmoid(-z) * D D^T + lam * W.
 
 A mini-batch mean of ``B`` calls is ``D_B^T diag(c) D_B / B + lam * W`` with
-``c_b = y_b * sigmoid(-z_b)``.
+``c_b = y_b * sigmoid(-z_b)``. The paper's setting is ``b = 1`` and uniform pairs.
+
+Learned threshold: the point is the (d+1) x (d+1) matrix ``Z = [[W, .], [., b]]``
+(PSD, so ``W`` is PSD and ``b >= 0``), the loss reads ``W = Z[:d, :d]`` and
+``b = Z[d, d]``, and ``g_hat(Z) = y sigmoid(-z) diag(D D^T, -1) + lam * Z``.
+
+Pair samplers (:class:`PairSampler`; every draw comes from the caller's bit
+generator, so the same seed gives the same pairs):
+
+* ``UNIFORM`` (the paper's): ``i`` uniform in ``[0, n)``, ``j`` uniform among the
+  others; ``y`` = label equality. Two bounded draws per pair.
+* ``BALANCED``: one 64-bit word decides similar / dissimilar (probability 1/2
+  each, its top bit). Similar: ``i`` uniform among the points that have a
+  class-mate, ``j`` uniform among its class-mates. Dissimilar: ``i`` uniform,
+  ``j`` uniform among the other classes' points.
+* ``NEIGHBORS``: as ``BALANCED``, with ``j`` uniform among ``i``'s listed
+  same-class (similar) or other-class (dissimilar) nearest neighbours.
+* ``LIST``: a pair uniform from a given list of pairs with given labels;
+  ``LIST_BALANCED``: a coin as above, then a pair uniform among the given
+  similar or dissimilar pairs.
 
 Sparse X (CSR): ``D`` has at most ``nnz(x_i) + nnz(x_j)`` nonzeros (<= 28 on
 a9a), so ``D^T W D`` is read from that block of ``V`` (the upper triangle of
 ``W + W^T``, diagonal ``W_aa``) and ``c D D^T`` is accumulated on the block's
 upper triangle only; the triangle is mirrored once at the end.
 
-Threads: all pair indices are drawn first, sequentially, from the caller's bit
-generator (in super-blocks of ``SUPERBLOCK`` pairs). The pairs are split into
-``n_chunks`` fixed chunks (``n_chunks`` depends only on ``B`` and ``d``, never on
-the thread count); threads claim whole chunks, each chunk accumulates into its
-own buffer and the buffers are summed in chunk order: the result is
-bit-identical for every thread count.
+Threads: the pairs of one call are drawn sequentially from the caller's bit
+generator, in super-blocks (``_sb`` pairs, fixed per object). The pairs of a
+super-block are split into ``n_chunks`` fixed chunks (``n_chunks`` depends only
+on ``B`` and ``d``, never on the thread count); threads claim whole chunks, each
+chunk accumulates into its own buffer and the buffers are summed in chunk
+order: the result is bit-identical for every thread count.
 
 Dense X: pairs are processed in blocks of ``blk``; ``D_blk`` is gathered,
 ``q = diag(D W D^T)`` comes from one ``dgemm``, and the update from two
 ``dsyrk`` calls on ``sqrt(|c|)``-scaled rows split by the sign of ``c`` (so
 the result is exactly symmetric).
+
+Interrupts: a long call (huge ``B``) checks for signals (Ctrl-C) between
+super-blocks / dense blocks, at least every ``WORK_PER_CHECK`` units of work
+(~10-30 ms); checking draws nothing, so the random stream is unchanged. An
+interrupted call raises ``KeyboardInterrupt`` from :meth:`mean_grad`
+(compiled callers get the return code ``INTERRUPTED``; the exception is kept on the oracle).
+
+Sizes: every workspace is sized from ``d`` (at most ``MAX_FEATURES``) and fixed
+constants, validated in Python before any allocation (see ``_setup``).
 """
 import numpy as np
 
 from libc.math cimport exp, log1p, fabs, sqrt
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memset, memcpy
+from libc.string cimport memset
 from numpy.random cimport bitgen_t
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, ddot
+from cpython.exc cimport PyErr_Fetch, PyErr_Restore
+from cpython.ref cimport PyObject, Py_XDECREF
 
 from logt._kernels._base cimport CompiledOracle, bitgen_of
 
+cdef extern from "Python.h":
+    int PyErr_CheckSignals()          # declared without "except": the caller inspects the result
+
 cdef enum:
-    SUPERBLOCK = 65536              # pairs drawn per super-block (workspace 2 * SUPERBLOCK int32)
-    MAX_CHUNKS = 8                  # at most this many chunk accumulators (d*d each) ...
+    SUPERBLOCK = 65536              # most pairs drawn per super-block (workspace 2 int32 + 1 double each)
+    MIN_SUPERBLOCK = 64
+    MAX_CHUNKS = 8                  # at most this many chunk accumulators (ld*ld each) ...
     ACC_BYTES = 64 * 1024 * 1024    # ... and at most this many bytes for them
+    INTERRUPTED = -4                # return code of an interrupted call (exception set)
+
+# the largest d (features): a d x d float64 matrix of 8192^2 doubles is 512 MiB,
+# and a projection onto the PSD cone costs O(d^3)
+MAX_FEATURES = 8192
+# the most evaluation pairs (16 bytes each)
+MAX_EVAL_PAIRS = 10_000_000
+# work units (~flops) between two signal checks
+cdef double WORK_PER_CHECK = 3.0e7
+
+UNIFORM, BALANCED, NEIGHBORS, LIST, LIST_BALANCED = 0, 1, 2, 3, 4
+SAMPLER_NAMES = {"uniform": UNIFORM, "balanced": BALANCED, "neighbors": NEIGHBORS,
+                 "list": LIST, "list_balanced": LIST_BALANCED}
 
 
 # ---------------------------------------------------------------- sampling
@@ -72,10 +119,66 @@ cdef void draw_pairs(bitgen_t* rng, Py_ssize_t n, Py_ssize_t B,
         pj[b] = <int32_t>j
 
 
+cdef void draw_block(const Sampler* s, bitgen_t* rng, Py_ssize_t B,
+                     int32_t* pi, int32_t* pj, double* py) noexcept nogil:
+    """B pairs of sampler ``s`` into pi, pj and their labels (+-1.0) into py."""
+    cdef Py_ssize_t b, s0, m
+    cdef uint32_t i, j, t, u, p = 0
+    cdef bint similar = False
+    cdef int32_t c
+    if s.mode == UNIFORM_:
+        draw_pairs(rng, s.n, B, pi, pj)
+        for b in range(B):
+            py[b] = 1.0 if s.lab[pi[b]] == s.lab[pj[b]] else -1.0
+        return
+    for b in range(B):
+        if s.mode == LIST_:
+            p = bounded_uint32(rng, <uint32_t>s.n_list)
+        else:
+            similar = (rng.next_uint64(rng.state) >> 63) != 0
+            if s.mode == LIST_BALANCED_:
+                if similar:
+                    p = <uint32_t>s.lpos[bounded_uint32(rng, <uint32_t>s.n_pos)]
+                else:
+                    p = <uint32_t>s.lneg[bounded_uint32(rng, <uint32_t>s.n_neg)]
+        if s.mode == LIST_ or s.mode == LIST_BALANCED_:
+            pi[b] = s.li[p]
+            pj[b] = s.lj[p]
+            py[b] = s.ly[p]
+            continue
+        if similar:
+            i = <uint32_t>s.elig[bounded_uint32(rng, <uint32_t>s.n_elig)]
+            if s.mode == BALANCED_:
+                c = s.lab[i]
+                s0 = s.cstart[c]
+                m = s.cstart[c + 1] - s0
+                t = bounded_uint32(rng, <uint32_t>(m - 1))
+                t += (t >= <uint32_t>(s.pos[i] - s0))
+                j = <uint32_t>s.order[s0 + t]
+            else:
+                j = <uint32_t>s.nsim[<Py_ssize_t>i * s.k + bounded_uint32(rng, <uint32_t>s.ksim[i])]
+            py[b] = 1.0
+        else:
+            i = bounded_uint32(rng, <uint32_t>s.n)
+            if s.mode == BALANCED_:
+                c = s.lab[i]
+                s0 = s.cstart[c]
+                m = s.cstart[c + 1] - s0
+                u = bounded_uint32(rng, <uint32_t>(s.n - m))
+                if u >= <uint32_t>s0:
+                    u += <uint32_t>m
+                j = <uint32_t>s.order[u]
+            else:
+                j = <uint32_t>s.ndis[<Py_ssize_t>i * s.k + bounded_uint32(rng, <uint32_t>s.kdis[i])]
+            py[b] = -1.0
+        pi[b] = <int32_t>i
+        pj[b] = <int32_t>j
+
+
 def _sample_pairs(Py_ssize_t n, Py_ssize_t B, rng):
     """Draw ``B`` uniform ordered pairs ``(i, j)``, ``i != j``, of ``range(n)``.
 
-    The same sampler as the oracle (private; for tests). Returns two int32 arrays.
+    The same sampler as the oracle's ``"uniform"`` (private; for tests). Returns two int32 arrays.
     """
     if n < 2 or n > 2**31 - 1:
         raise ValueError(f"n must be in [2, 2**31 - 1], got {n}")
@@ -90,6 +193,176 @@ def _sample_pairs(Py_ssize_t n, Py_ssize_t B, rng):
         with rng.bit_generator.lock, nogil:
             draw_pairs(bg, n, B, &a[0], &c[0])
     return pi, pj
+
+
+cdef const int32_t* _i32(object a) except? NULL:
+    cdef const int32_t[::1] v = a
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef const int64_t* _i64(object a) except? NULL:
+    cdef const int64_t[::1] v = a
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef const double* _f64(object a) except? NULL:
+    cdef const double[::1] v = a
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef class PairSampler:
+    """A compiled pair sampler over ``n`` points (see the module docstring for the modes).
+
+    Build it with :meth:`from_labels` or :meth:`from_pairs`; :meth:`draw`
+    returns ``(i, j, y)`` (int32, int32, float64 +-1) drawn from a Generator.
+    The arrays it needs are validated and kept alive by the object.
+    """
+
+    def __cinit__(self):
+        memset(&self.s, 0, sizeof(Sampler))
+
+    @staticmethod
+    def from_labels(codes, mode="uniform", neighbors=None):
+        """Sampler over points with class codes ``codes`` (int, 0..C-1, every class non-empty).
+
+        mode : "uniform", "balanced" or "neighbors"; neighbors : ``(sim, dis)``,
+        two (n, k) int arrays of neighbour indices padded with -1 at the end of
+        each row (see :func:`logt.metric_learning.neighbors.neighbor_tables`).
+        Needs at least 2 classes; "balanced"/"neighbors" need a point with a
+        class-mate (a same-class neighbour) and every point to have an
+        other-class neighbour.
+        """
+        cdef PairSampler self = PairSampler()
+        codes = np.ascontiguousarray(codes, dtype=np.int32)
+        n = len(codes)
+        if codes.ndim != 1 or n < 2 or n > 2**31 - 1:
+            raise ValueError(f"codes must be 1-D with 2 .. 2**31 - 1 entries, got shape {codes.shape}")
+        counts = np.bincount(codes)
+        if codes.min() < 0 or (counts == 0).any():
+            raise ValueError("codes must be 0..C-1 with every class present")
+        if len(counts) < 2:
+            raise ValueError("need at least two classes")
+        m = SAMPLER_NAMES.get(mode)
+        if m not in (UNIFORM, BALANCED, NEIGHBORS):
+            raise ValueError(f"mode must be 'uniform', 'balanced' or 'neighbors', got {mode!r}")
+        keep = [codes]
+        self.s.mode = m
+        self.s.n = n
+        self.s.lab = _i32(codes)
+        if m == BALANCED:
+            order = np.argsort(codes, kind="stable").astype(np.int32)
+            pos = np.empty(n, dtype=np.int32)
+            pos[order] = np.arange(n, dtype=np.int32)
+            cstart = np.zeros(len(counts) + 1, dtype=np.int64)
+            np.cumsum(counts, out=cstart[1:])
+            elig = np.flatnonzero(counts[codes] >= 2).astype(np.int32)
+            if len(elig) == 0:
+                raise ValueError("balanced sampling needs a class with at least 2 points")
+            keep += [order, pos, cstart, elig]
+            self.s.order = _i32(order)
+            self.s.pos = _i32(pos)
+            self.s.cstart = _i64(cstart)
+            self.s.elig = _i32(elig)
+            self.s.n_elig = len(elig)
+        elif m == NEIGHBORS:
+            if neighbors is None:
+                raise ValueError("mode 'neighbors' needs neighbors=(sim, dis)")
+            sim, dis = (np.ascontiguousarray(t, dtype=np.int32) for t in neighbors)
+            if sim.ndim != 2 or sim.shape != dis.shape or sim.shape[0] != n or sim.shape[1] < 1:
+                raise ValueError(f"neighbour tables must both have shape ({n}, k), k >= 1")
+            ksim = (sim >= 0).sum(1).astype(np.int32)
+            kdis = (dis >= 0).sum(1).astype(np.int32)
+            k = sim.shape[1]
+            cols = np.arange(k)
+            for T, cnt in ((sim, ksim), (dis, kdis)):
+                if T.max() >= n or ((T >= 0) != (cols[None, :] < cnt[:, None])).any():
+                    raise ValueError("neighbour tables must hold indices < n, padded with -1 at row ends")
+            rows = np.arange(n)[:, None]
+            if ((sim == rows) | (dis == rows)).any():
+                raise ValueError("a point cannot be its own neighbour")
+            valid = sim >= 0
+            if (codes[np.where(valid, sim, 0)] != codes[:, None])[valid].any():
+                raise ValueError("sim holds a neighbour of another class")
+            valid = dis >= 0
+            if (codes[np.where(valid, dis, 0)] == codes[:, None])[valid].any():
+                raise ValueError("dis holds a neighbour of the same class")
+            if (kdis == 0).any():
+                raise ValueError("every point needs at least one other-class neighbour")
+            elig = np.flatnonzero(ksim > 0).astype(np.int32)
+            if len(elig) == 0:
+                raise ValueError("no point has a same-class neighbour")
+            keep += [sim, dis, ksim, kdis, elig]
+            self.s.k = k
+            self.s.nsim = _i32(sim.reshape(-1))
+            self.s.ndis = _i32(dis.reshape(-1))
+            self.s.ksim = _i32(ksim)
+            self.s.kdis = _i32(kdis)
+            self.s.elig = _i32(elig)
+            self.s.n_elig = len(elig)
+        self._keep = keep
+        return self
+
+    @staticmethod
+    def from_pairs(i, j, y, n, balanced=False):
+        """Sampler over a given list of pairs ``(i[p], j[p])`` of ``n`` points with labels ``y[p]`` in {-1, +1}."""
+        cdef PairSampler self = PairSampler()
+        i = np.ascontiguousarray(i, dtype=np.int32)
+        j = np.ascontiguousarray(j, dtype=np.int32)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        P = len(i)
+        if i.ndim != 1 or i.shape != j.shape or i.shape != y.shape or P < 1 or P > 2**31 - 1:
+            raise ValueError("i, j and y must be 1-D of one length in [1, 2**31 - 1]")
+        if min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n:
+            raise ValueError(f"pair indices must be in [0, {n})")
+        if not np.isin(y, (-1.0, 1.0)).all():
+            raise ValueError("pair labels must be -1 or +1")
+        keep = [i, j, y]
+        self.s.n = n
+        self.s.n_list = P
+        self.s.li = _i32(i)
+        self.s.lj = _i32(j)
+        self.s.ly = _f64(y)
+        if balanced:
+            pos = np.flatnonzero(y > 0).astype(np.int32)
+            neg = np.flatnonzero(y < 0).astype(np.int32)
+            if len(pos) == 0 or len(neg) == 0:
+                raise ValueError("balanced sampling of pairs needs both similar (+1) and dissimilar (-1) pairs")
+            keep += [pos, neg]
+            self.s.mode = LIST_BALANCED
+            self.s.lpos = _i32(pos)
+            self.s.n_pos = len(pos)
+            self.s.lneg = _i32(neg)
+            self.s.n_neg = len(neg)
+        else:
+            self.s.mode = LIST
+        self._keep = keep
+        return self
+
+    @property
+    def mode(self):
+        return {v: k for k, v in SAMPLER_NAMES.items()}[self.s.mode]
+
+    @property
+    def n(self):
+        return self.s.n
+
+    def draw(self, Py_ssize_t B, rng):
+        """``B`` pairs: ``(i, j, y)`` int32, int32, float64 (+-1), drawn from Generator ``rng``."""
+        if B < 0:
+            raise ValueError(f"B must be >= 0, got {B}")
+        if self.s.n == 0:
+            raise RuntimeError("empty sampler: build it with from_labels or from_pairs")
+        pi = np.empty(B, dtype=np.int32)
+        pj = np.empty(B, dtype=np.int32)
+        py = np.empty(B, dtype=np.float64)
+        cdef int32_t[::1] a = pi
+        cdef int32_t[::1] c = pj
+        cdef double[::1] e = py
+        cdef bitgen_t* bg = bitgen_of(rng)
+        if B > 0:
+            with rng.bit_generator.lock, nogil:
+                draw_block(&self.s, bg, B, &a[0], &c[0], &e[0])
+        return pi, pj, py
 
 
 # ---------------------------------------------------------------- small helpers
@@ -174,56 +447,65 @@ cdef inline double _sparse_quad(const double* V, Py_ssize_t d, Py_ssize_t k,
     return q
 
 
-cdef void _sparse_chunk(const int64_t* indptr, const int32_t* ind, const double* val,
-                        const int32_t* lab, const double* V, Py_ssize_t d,
-                        const int32_t* pi, const int32_t* pj, Py_ssize_t b0, Py_ssize_t b1,
-                        double scale, double* w, int32_t* didx, double* dval,
-                        double* acc) noexcept nogil:
-    """sym(acc) += sum_{b0 <= b < b1} scale * y_b * sigmoid(-z_b) * D_b D_b^T.
+cdef double _sparse_chunk(const int64_t* indptr, const int32_t* ind, const double* val,
+                          const double* V, Py_ssize_t d, double thr,
+                          const int32_t* pi, const int32_t* pj, const double* py,
+                          Py_ssize_t b0, Py_ssize_t b1,
+                          double scale, double* w, int32_t* didx, double* dval,
+                          double* acc, Py_ssize_t lda) noexcept nogil:
+    """sym(acc) += sum_{b0 <= b < b1} scale * y_b * sigmoid(-z_b) * D_b D_b^T; returns sum of those c_b.
 
-    Each unordered index pair {s, t} of D's block is added once, to acc[s, t]
-    or acc[t, s]: the sum is ``acc + acc^T`` off the diagonal (folded at the end).
+    ``acc`` has row stride ``lda``. Each unordered index pair {s, t} of D's
+    block is added once, to acc[s, t] or acc[t, s]: the sum is ``acc + acc^T``
+    off the diagonal (folded at the end).
     """
     cdef Py_ssize_t b, k, a, e
     cdef int32_t i, j
-    cdef double q, y, c, ca
+    cdef double q, y, c, ca, csum = 0.0
     cdef double* row
     for b in range(b0, b1):
         i = pi[b]
         j = pj[b]
+        y = py[b]
         k = _sparse_diff(indptr, ind, val, i, j, w, didx, dval)
-        if k == 0:
-            continue
-        q = _sparse_quad(V, d, k, didx, dval)
-        y = 1.0 if lab[i] == lab[j] else -1.0
-        c = y * _sigmoid_neg(y * (1.0 - q)) * scale
+        q = _sparse_quad(V, d, k, didx, dval) if k > 0 else 0.0
+        c = y * _sigmoid_neg(y * (thr - q)) * scale
+        csum += c
         for a in range(k):
             ca = c * dval[a]
-            row = acc + <Py_ssize_t>didx[a] * d
+            row = acc + <Py_ssize_t>didx[a] * lda
             for e in range(a, k):
                 row[didx[e]] += ca * dval[e]
+    return csum
 
 
-cdef void _fill_V(const double* W, Py_ssize_t d, double* V) noexcept nogil:
-    """V = W + W^T off the diagonal, V_aa = W_aa (so D^T W D = sum_{a <= b} V_ab D_a D_b)."""
+cdef void _fill_V(const double* W, Py_ssize_t d, Py_ssize_t ld, double* V) noexcept nogil:
+    """V = W + W^T off the diagonal, V_aa = W_aa (so D^T W D = sum_{a <= b} V_ab D_a D_b).
+
+    W is the leading d x d block of a row-major matrix with row stride ``ld``.
+    """
     cdef Py_ssize_t a, e
     cdef double s
     for a in range(d):
-        V[a * d + a] = W[a * d + a]
+        V[a * d + a] = W[a * ld + a]
         for e in range(a + 1, d):
-            s = W[a * d + e] + W[e * d + a]
+            s = W[a * ld + e] + W[e * ld + a]
             V[a * d + e] = s
             V[e * d + a] = s
 
 
 cdef void _dense_q(const double* X, Py_ssize_t d, const int32_t* pi, const int32_t* pj,
-                   Py_ssize_t nb, const double* W, double* A, double* M, double* q) noexcept nogil:
-    """A[b] = X[pi[b]] - X[pj[b]] (rows), M = A W (rows: W^T D_b), q[b] = D_b^T W D_b."""
+                   Py_ssize_t nb, const double* W, Py_ssize_t ld,
+                   double* A, double* M, double* q) noexcept nogil:
+    """A[b] = X[pi[b]] - X[pj[b]] (rows), M = A W (rows: W^T D_b), q[b] = D_b^T W D_b.
+
+    W is the leading d x d block of a row-major matrix with row stride ``ld``.
+    """
     cdef Py_ssize_t b, a
     cdef const double* xi
     cdef const double* xj
     cdef double* ab
-    cdef int n = <int>d, m = <int>nb, inc = 1
+    cdef int n = <int>d, m = <int>nb, inc = 1, ldw = <int>ld
     cdef double one = 1.0, zero = 0.0
     for b in range(nb):
         xi = X + <Py_ssize_t>pi[b] * d
@@ -231,10 +513,27 @@ cdef void _dense_q(const double* X, Py_ssize_t d, const int32_t* pi, const int32
         ab = A + b * d
         for a in range(d):
             ab[a] = xi[a] - xj[a]
-    # column-major: M (d x nb) = W^T (d x d, W read column-major) @ A (d x nb)
-    dgemm(b"N", b"N", &n, &m, &n, &one, <double*>W, &n, A, &n, &zero, M, &n)
+    # column-major: M (d x nb) = W^T (d x d, W read column-major with ld) @ A (d x nb)
+    dgemm(b"N", b"N", &n, &m, &n, &one, <double*>W, &ldw, A, &n, &zero, M, &n)
     for b in range(nb):
         q[b] = ddot(&n, A + b * d, &inc, M + b * d, &inc)
+
+
+cdef inline bint _interrupted(PyObject** stash) noexcept nogil:
+    """True when a signal handler raised (e.g. Ctrl-C's KeyboardInterrupt); the exception is
+    moved into ``stash[0:3]`` (type, value, traceback) so no exception is left set while
+    the caller unwinds (its locks' ``__exit__`` would fail)."""
+    cdef int r
+    with gil:
+        r = PyErr_CheckSignals()
+        if r != 0:
+            PyErr_Fetch(&stash[0], &stash[1], &stash[2])
+    return r != 0
+
+
+cdef int _raise_pending() except -1:
+    """Propagate the exception that ``_interrupted`` left set."""
+    return -1
 
 
 # ---------------------------------------------------------------- threads
@@ -265,21 +564,24 @@ ctypedef struct SparseJob:
     const int64_t* indptr
     const int32_t* ind
     const double* val
-    const int32_t* lab
     const double* V
     Py_ssize_t d
+    double thr              # the threshold b
     const int32_t* qi
     const int32_t* qj
+    const double* qy
     Py_ssize_t nb           # pairs in this super-block
     Py_ssize_t nc           # fixed chunks; chunk c owns pairs [c*nb/nc, (c+1)*nb/nc), its
-    double scale            # accumulator (out for c = 0, else acc + (c-1)*d*d) and scratch slot c
-    double* wsc
+    double scale            # accumulator (out, stride ld, for c = 0, else acc + (c-1)*d*d,
+    double* wsc             # stride d) and scratch slot c
     Py_ssize_t dp
     int32_t* didx
     double* dval
     Py_ssize_t w
     double* out
+    Py_ssize_t ld
     double* acc
+    double csum[MAX_CHUNKS] # per chunk: sum of its c_b
     pthread_mutex_t mutex
     Py_ssize_t next_chunk
 
@@ -295,10 +597,11 @@ cdef void* _chunk_worker(void* arg) noexcept nogil:
         pthread_mutex_unlock(&job.mutex)
         if c >= job.nc:
             return NULL
-        _sparse_chunk(job.indptr, job.ind, job.val, job.lab, job.V, d, job.qi, job.qj,
-                      c * job.nb // job.nc, (c + 1) * job.nb // job.nc, job.scale,
-                      job.wsc + c * job.dp, job.didx + c * job.w, job.dval + c * job.w,
-                      job.out if c == 0 else job.acc + (c - 1) * d * d)
+        job.csum[c] = _sparse_chunk(
+            job.indptr, job.ind, job.val, job.V, d, job.thr, job.qi, job.qj, job.qy,
+            c * job.nb // job.nc, (c + 1) * job.nb // job.nc, job.scale,
+            job.wsc + c * job.dp, job.didx + c * job.w, job.dval + c * job.w,
+            job.out if c == 0 else job.acc + (c - 1) * d * d, job.ld if c == 0 else d)
 
 
 cdef void _run_chunks(SparseJob* job, int nt) noexcept nogil:
@@ -308,16 +611,12 @@ cdef void _run_chunks(SparseJob* job, int nt) noexcept nogil:
     """
     cdef pthread_t helpers[MAX_HELPERS]
     cdef int h, started = 0
-    if nt <= 1 or job.nc <= 1:
-        job.next_chunk = 0
-        pthread_mutex_init(&job.mutex, NULL)
-        _chunk_worker(job)
-        pthread_mutex_destroy(&job.mutex)
-        return
+    job.next_chunk = 0
     pthread_mutex_init(&job.mutex, NULL)
-    for h in range(min(nt - 1, MAX_HELPERS)):
-        if pthread_create(&helpers[started], NULL, _chunk_worker, job) == 0:
-            started += 1
+    if nt > 1 and job.nc > 1:
+        for h in range(min(nt - 1, MAX_HELPERS)):
+            if pthread_create(&helpers[started], NULL, _chunk_worker, job) == 0:
+                started += 1
     _chunk_worker(job)
     for h in range(started):
         pthread_join(helpers[h], NULL)
@@ -326,72 +625,114 @@ cdef void _run_chunks(SparseJob* job, int nt) noexcept nogil:
 
 # ---------------------------------------------------------------- the core class
 
-cdef inline void _pair_block(bitgen_t* rng, Py_ssize_t n, Py_ssize_t s0, Py_ssize_t nb,
-                             const int32_t* pi, const int32_t* pj, int32_t* buf,
-                             const int32_t** qi, const int32_t** qj) noexcept nogil:
-    """Pairs ``s0 .. s0+nb-1`` of one call: drawn from ``rng`` into ``buf`` (two
-    halves of SUPERBLOCK ints), or, when ``rng`` is NULL, the given ``pi``/``pj``."""
-    if rng != NULL:
-        draw_pairs(rng, n, nb, buf, buf + SUPERBLOCK)
-        qi[0] = buf
-        qj[0] = buf + SUPERBLOCK
+def _workspace_plan(Py_ssize_t n_features, bint learn_threshold, Py_ssize_t max_nnz, bint sparse):
+    """Sizes of every workspace of a ``PairGradientCore`` (Python ints, checked before allocating).
+
+    Returns a dict: ``ld`` (row stride of a point: d or d + 1), ``max_chunks``,
+    ``max_nnz_diff``, ``dpad``, ``blk``, ``sb`` (super-block) and ``bytes``
+    (the total). Raises ValueError when ``d > MAX_FEATURES``.
+    """
+    d = int(n_features)
+    if d < 1:
+        raise ValueError(f"X must have at least one column, got {d}")
+    if d > MAX_FEATURES:
+        raise ValueError(
+            f"X has {d} features; MetricLearning supports at most MAX_FEATURES = {MAX_FEATURES} "
+            f"(a d x d float64 matrix of {MAX_FEATURES}^2 entries is 512 MiB and each projection onto "
+            "the PSD cone costs O(d^3)): reduce the dimension first (e.g. PCA or feature selection)")
+    ld = d + 1 if learn_threshold else d
+    max_chunks = max(1, min(MAX_CHUNKS, 1 + ACC_BYTES // (8 * d * d))) if sparse else 1
+    max_nnz_diff = ((max(1, 2 * int(max_nnz)) + 15) // 16) * 16 + 16
+    dpad = ((d + 7) // 8) * 8 + 8
+    blk = max(16, min(1024, (1 << 17) // d))
+    if sparse:
+        per_pair = max(1, (2 * int(max_nnz)) ** 2 // 2)
     else:
-        qi[0] = pi + s0
-        qj[0] = pj + s0
+        per_pair = 3 * d * d
+    sb = int(max(MIN_SUPERBLOCK, min(SUPERBLOCK, int(WORK_PER_CHECK) // per_pair)))
+    nbytes = 8 * d * d + SUPERBLOCK * 16
+    if sparse:
+        nbytes += (max_chunks - 1) * 8 * d * d + max_chunks * max_nnz_diff * 12 + max_chunks * dpad * 8
+    else:
+        nbytes += 2 * blk * d * 8 + blk * 8
+    return {"ld": ld, "max_chunks": max_chunks, "max_nnz_diff": max_nnz_diff, "dpad": dpad,
+            "blk": blk, "sb": sb, "bytes": nbytes}
 
 
 cdef class PairGradientCore(CompiledOracle):
     """Compiled core of :class:`logt.oracles.metric.MetricLearning`.
 
-    Holds validated data and workspaces; :meth:`_setup` is called once by the
-    Python subclass after validation. One call at a time per object (the
-    Python methods take ``self._lock``; compiled step loops own their oracle).
+    Holds validated data, the pair sampler and workspaces; :meth:`_setup` is
+    called once by the Python subclass after validation. One call at a time per
+    object (the Python methods take ``self._lock``; compiled step loops own
+    their oracle).
     """
 
     def __cinit__(self, *args, **kwargs):
+        self._exc[0] = NULL
+        self._exc[1] = NULL
+        self._exc[2] = NULL
         self._V = NULL
         self._acc = NULL
         self._didx = NULL
         self._dval = NULL
         self._pairbuf = NULL
+        self._ybuf = NULL
         self._A = NULL
         self._M = NULL
         self._q = NULL
         self._wsc = NULL
 
     def __dealloc__(self):
+        self._drop_stash()
         free(self._V)
         free(self._acc)
         free(self._didx)
         free(self._dval)
         free(self._pairbuf)
+        free(self._ybuf)
         free(self._A)
         free(self._M)
         free(self._q)
         free(self._wsc)
 
-    def _setup(self, X, labels, X_eval, ei, ej, ey, double lam, int n_threads):
+    def _setup(self, X, PairSampler sampler, X_eval, ei, ej, ey, double lam, int n_threads,
+               bint learn_threshold=False, double threshold=1.0):
         """Store validated data (called once by the Python subclass).
 
         X, X_eval : both ``scipy.sparse.csr_matrix`` (sorted indices, int64
         indptr, int32 indices, float64 data) or both C-contiguous float64
-        ndarrays, with the same number of columns d; labels : int32 (n,);
-        ei, ej : int32 eval pair indices into X_eval; ey : float64 +-1.
+        ndarrays, with the same number of columns d; sampler : a
+        :class:`PairSampler` over the rows of X; ei, ej : int32 eval pair
+        indices into X_eval; ey : float64 +-1 eval labels; learn_threshold : the
+        point is (d+1) x (d+1) with ``b = Z[d, d]``, else ``b = threshold``.
         """
         if self._V != NULL:
             raise RuntimeError("_setup may be called only once")
         cdef Py_ssize_t d = X.shape[1]
         cdef Py_ssize_t n = X.shape[0]
+        if sampler.n != n:
+            raise ValueError(f"the sampler covers {sampler.n} points, X has {n} rows")
+        self.is_sparse = not isinstance(X, np.ndarray)
+        cdef Py_ssize_t max_nnz = 0
+        if self.is_sparse:
+            for M_ in (X, X_eval):
+                max_nnz = max(max_nnz, int(np.diff(M_.indptr).max()))
+        plan = _workspace_plan(d, learn_threshold, max_nnz, self.is_sparse)
+        cdef Py_ssize_t ld = plan["ld"]
         self.n_samples = n
         self.n_features = d
-        self.shape = (d, d)
-        self.size = d * d
+        self.learn_threshold = learn_threshold
+        self.threshold = threshold
+        self._ld = ld
+        self.shape = (ld, ld)
+        self.size = ld * ld
         self.lam = lam
         self.n_threads = max(1, n_threads)
         self.n_eval_pairs = len(ei)
-        self.is_sparse = not isinstance(X, np.ndarray)
-        keep = [X, labels, X_eval, ei, ej, ey]
-        cdef const int32_t[::1] lab_v = labels
+        self.sampler = sampler
+        self._smp = &sampler.s
+        keep = [X, X_eval, ei, ej, ey]
         cdef const int32_t[::1] ei_v = ei
         cdef const int32_t[::1] ej_v = ej
         cdef const double[::1] ey_v = ey
@@ -399,15 +740,12 @@ cdef class PairGradientCore(CompiledOracle):
         cdef const int32_t[::1] ix
         cdef const double[::1] dv
         cdef const double[:, ::1] dx
-        self._lab = &lab_v[0]
         self._e_i = &ei_v[0] if len(ei) else NULL
         self._e_j = &ej_v[0] if len(ej) else NULL
         self._e_y = &ey_v[0] if len(ey) else NULL
-        cdef Py_ssize_t max_nnz = 0
         if self.is_sparse:
             for M_ in (X, X_eval):
                 keep += [M_.indptr, M_.indices, M_.data]
-                max_nnz = max(max_nnz, int(np.diff(M_.indptr).max()))
             ip = X.indptr
             ix = X.indices
             dv = X.data
@@ -427,13 +765,16 @@ cdef class PairGradientCore(CompiledOracle):
             self._e_dense = &dx[0, 0]
         self._keep = keep
         # per-chunk D buffers and scratch, padded to separate cache lines (no false sharing)
-        self._max_nnz_diff = ((max(1, 2 * max_nnz) + 15) // 16) * 16 + 16
-        self._dpad = ((d + 7) // 8) * 8 + 8
-        self._max_chunks = max(1, min(MAX_CHUNKS, 1 + ACC_BYTES // (8 * d * d)))
-        self._blk = max(16, min(1024, (1 << 17) // d))
+        self._max_nnz_diff = plan["max_nnz_diff"]
+        self._dpad = plan["dpad"]
+        self._max_chunks = plan["max_chunks"]
+        self._blk = plan["blk"]
+        self._sb = plan["sb"]
+        self.workspace_bytes = plan["bytes"]
 
         self._V = <double*>malloc(d * d * sizeof(double))
         self._pairbuf = <int32_t*>malloc(2 * SUPERBLOCK * sizeof(int32_t))
+        self._ybuf = <double*>malloc(SUPERBLOCK * sizeof(double))
         if self.is_sparse:
             if self._max_chunks > 1:
                 self._acc = <double*>malloc((self._max_chunks - 1) * d * d * sizeof(double))
@@ -449,8 +790,16 @@ cdef class PairGradientCore(CompiledOracle):
             self._q = <double*>malloc(self._blk * sizeof(double))
             if self._A == NULL or self._M == NULL or self._q == NULL:
                 raise MemoryError("MetricLearning workspace")
-        if self._V == NULL or self._pairbuf == NULL:
+        if self._V == NULL or self._pairbuf == NULL or self._ybuf == NULL:
             raise MemoryError("MetricLearning workspace")
+
+    cdef void _drop_stash(self) noexcept:
+        Py_XDECREF(self._exc[0])
+        Py_XDECREF(self._exc[1])
+        Py_XDECREF(self._exc[2])
+        self._exc[0] = NULL
+        self._exc[1] = NULL
+        self._exc[2] = NULL
 
     cdef Py_ssize_t _n_chunks(self, Py_ssize_t B) noexcept nogil:
         """Fixed chunk count: depends on B and d only (never on the thread count)."""
@@ -466,104 +815,146 @@ cdef class PairGradientCore(CompiledOracle):
             return -2
         if self._V == NULL:        # _setup never ran
             return -3
-        return self._grad(x, NULL, NULL, B, rng, self.n_threads, out)
+        return self._grad(x, NULL, NULL, NULL, B, rng, self.n_threads, out)
 
-    cdef int _grad(self, const double* W, const int32_t* pi, const int32_t* pj,
+    cdef int _grad(self, const double* W, const int32_t* pi, const int32_t* pj, const double* py,
                    Py_ssize_t B, bitgen_t* rng, int n_threads, double* out) noexcept nogil:
-        """out = mean over B pairs of g_hat(W); pairs from (pi, pj) or, if rng != NULL, drawn."""
+        """out = mean over B pairs of g_hat(W); pairs from (pi, pj, py) or, if rng != NULL, drawn."""
+        cdef Py_ssize_t d = self.n_features, ld = self._ld, a, e
+        cdef double csum = 0.0
+        cdef double thr = W[d * ld + d] if self.learn_threshold else self.threshold
+        cdef int info = 0
         if self.is_sparse:
-            return self._grad_sparse(W, pi, pj, B, rng, n_threads, out)
-        return self._grad_dense(W, pi, pj, B, rng, out)
+            info = self._grad_sparse(W, pi, pj, py, B, rng, n_threads, thr, out, &csum)
+        else:
+            info = self._grad_dense(W, pi, pj, py, B, rng, thr, out, &csum)
+        if info != 0:
+            return info
+        if self.learn_threshold:
+            # d(loss)/db = -mean(c); the last row and column carry only the regularizer
+            for a in range(d):
+                out[a * ld + d] = self.lam * W[a * ld + d]
+                out[d * ld + a] = self.lam * W[d * ld + a]
+            out[d * ld + d] = -csum + self.lam * W[d * ld + d]
+        return 0
 
-    cdef int _grad_sparse(self, const double* W, const int32_t* pi, const int32_t* pj,
-                          Py_ssize_t B, bitgen_t* rng, int n_threads, double* out) noexcept nogil:
-        cdef Py_ssize_t d = self.n_features
-        cdef Py_ssize_t a, e, c, s0, nb, b0, b1
+    cdef void _block(self, bitgen_t* rng, Py_ssize_t s0, Py_ssize_t nb,
+                            const int32_t* pi, const int32_t* pj, const double* py,
+                            const int32_t** qi, const int32_t** qj, const double** qy) noexcept nogil:
+        """Pairs ``s0 .. s0+nb-1`` of one call: drawn from ``rng`` into the pair buffers, or,
+        when ``rng`` is NULL, the given ``pi``/``pj``/``py``."""
+        if rng != NULL:
+            draw_block(self._smp, rng, nb, self._pairbuf, self._pairbuf + SUPERBLOCK, self._ybuf)
+            qi[0] = self._pairbuf
+            qj[0] = self._pairbuf + SUPERBLOCK
+            qy[0] = self._ybuf
+        else:
+            qi[0] = pi + s0
+            qj[0] = pj + s0
+            qy[0] = py + s0
+
+    cdef int _grad_sparse(self, const double* W, const int32_t* pi, const int32_t* pj, const double* py,
+                          Py_ssize_t B, bitgen_t* rng, int n_threads, double thr,
+                          double* out, double* csum_out) noexcept nogil:
+        cdef Py_ssize_t d = self.n_features, ld = self._ld
+        cdef Py_ssize_t a, e, c, s0, nb
         cdef Py_ssize_t nc = self._n_chunks(B)
-        cdef Py_ssize_t w = self._max_nnz_diff
-        cdef Py_ssize_t dp = self._dpad
         cdef int nt = <int>min(<Py_ssize_t>n_threads, nc)
         cdef double scale = 1.0 / <double>B
-        cdef double* V = self._V
         cdef double* acc
         cdef const int32_t* qi
         cdef const int32_t* qj
-        cdef double s
+        cdef const double* qy
+        cdef double s, csum = 0.0, work = 0.0
+        cdef double pair_work = <double>WORK_PER_CHECK / <double>self._sb
         cdef SparseJob job
-        _fill_V(W, d, V)
+        _fill_V(W, d, ld, self._V)
         job.indptr = self._indptr
         job.ind = self._ind
         job.val = self._val
-        job.lab = self._lab
-        job.V = V
+        job.V = self._V
         job.d = d
+        job.thr = thr
         job.nc = nc
         job.scale = scale
         job.wsc = self._wsc
-        job.dp = dp
+        job.dp = self._dpad
         job.didx = self._didx
         job.dval = self._dval
-        job.w = w
+        job.w = self._max_nnz_diff
         job.out = out
+        job.ld = ld
         job.acc = self._acc
         # chunk 0 accumulates in out, chunk c > 0 in self._acc[(c-1)*d*d]
-        memset(out, 0, d * d * sizeof(double))
+        memset(out, 0, ld * ld * sizeof(double))
         if nc > 1:
             memset(self._acc, 0, (nc - 1) * d * d * sizeof(double))
         s0 = 0
         while s0 < B:
-            nb = min(<Py_ssize_t>SUPERBLOCK, B - s0)
-            _pair_block(rng, self.n_samples, s0, nb, pi, pj, self._pairbuf, &qi, &qj)
-            job.qi = qi
-            job.qj = qj
+            nb = min(self._sb, B - s0)
+            if rng != NULL and s0 > 0 and work >= WORK_PER_CHECK:
+                work = 0.0
+                if _interrupted(self._exc):
+                    return INTERRUPTED
+            self._block(rng, s0, nb, pi, pj, py, &job.qi, &job.qj, &job.qy)
             job.nb = nb
-            job.next_chunk = 0
             _run_chunks(&job, nt)
+            for c in range(nc):
+                csum += job.csum[c]
+            work += nb * pair_work
             s0 += nb
         # sum the chunks in order, fold acc + acc^T, add lam * W
         for a in range(d):
-            s = out[a * d + a]
+            s = out[a * ld + a]
             for c in range(1, nc):
                 s += self._acc[(c - 1) * d * d + a * d + a]
-            out[a * d + a] = s + self.lam * W[a * d + a]
+            out[a * ld + a] = s + self.lam * W[a * ld + a]
             for e in range(a + 1, d):
-                s = out[a * d + e] + out[e * d + a]
+                s = out[a * ld + e] + out[e * ld + a]
                 for c in range(1, nc):
                     acc = self._acc + (c - 1) * d * d
                     s += acc[a * d + e] + acc[e * d + a]
-                out[a * d + e] = s + self.lam * W[a * d + e]
-                out[e * d + a] = s + self.lam * W[e * d + a]
+                out[a * ld + e] = s + self.lam * W[a * ld + e]
+                out[e * ld + a] = s + self.lam * W[e * ld + a]
+        csum_out[0] = csum
         return 0
 
-    cdef int _grad_dense(self, const double* W, const int32_t* pi, const int32_t* pj,
-                         Py_ssize_t B, bitgen_t* rng, double* out) noexcept nogil:
-        cdef Py_ssize_t d = self.n_features
+    cdef int _grad_dense(self, const double* W, const int32_t* pi, const int32_t* pj, const double* py,
+                         Py_ssize_t B, bitgen_t* rng, double thr,
+                         double* out, double* csum_out) noexcept nogil:
+        cdef Py_ssize_t d = self.n_features, ld = self._ld
         cdef Py_ssize_t s0, nb, t0, tb, b, a, e, npos, nneg
         cdef const int32_t* qi
         cdef const int32_t* qj
+        cdef const double* qy
         cdef double* A = self._A
         cdef double* M = self._M
         cdef double* q = self._q
-        cdef double y, c, r, s
-        cdef int n = <int>d, kk
+        cdef double y, c, r, s, csum = 0.0, work = 0.0
+        cdef double pair_work = 3.0 * <double>d * <double>d
+        cdef int n = <int>d, kk, ldc = <int>ld
         cdef double one = 1.0, mone = -1.0, beta = 0.0
         cdef double scale = 1.0 / <double>B
-        cdef bint first = True
-        memset(out, 0, d * d * sizeof(double))
+        memset(out, 0, ld * ld * sizeof(double))
         s0 = 0
         while s0 < B:
             nb = min(<Py_ssize_t>SUPERBLOCK, B - s0)
-            _pair_block(rng, self.n_samples, s0, nb, pi, pj, self._pairbuf, &qi, &qj)
+            self._block(rng, s0, nb, pi, pj, py, &qi, &qj, &qy)
             t0 = 0
             while t0 < nb:
+                if rng != NULL and work >= WORK_PER_CHECK:
+                    work = 0.0
+                    if _interrupted(self._exc):
+                        return INTERRUPTED
                 tb = min(self._blk, nb - t0)
-                _dense_q(self._dense, d, qi + t0, qj + t0, tb, W, A, M, q)
+                _dense_q(self._dense, d, qi + t0, qj + t0, tb, W, ld, A, M, q)
                 # sqrt(|c|)-scaled rows: c > 0 compacted into M[0:npos], c < 0 into A[0:nneg]
                 npos = 0
                 nneg = 0
                 for b in range(tb):
-                    y = 1.0 if self._lab[qi[t0 + b]] == self._lab[qj[t0 + b]] else -1.0
-                    c = y * _sigmoid_neg(y * (1.0 - q[b])) * scale
+                    y = qy[t0 + b]
+                    c = y * _sigmoid_neg(y * (thr - q[b])) * scale
+                    csum += c
                     r = sqrt(fabs(c))
                     if c > 0:
                         for a in range(d):
@@ -576,28 +967,67 @@ cdef class PairGradientCore(CompiledOracle):
                 # column-major upper of out (= row-major lower) += M^T M - A^T A
                 if npos > 0:
                     kk = <int>npos
-                    dsyrk(b"U", b"N", &n, &kk, &one, M, &n, &beta, out, &n)
+                    dsyrk(b"U", b"N", &n, &kk, &one, M, &n, &beta, out, &ldc)
                     beta = 1.0
                 if nneg > 0:
                     kk = <int>nneg
-                    dsyrk(b"U", b"N", &n, &kk, &mone, A, &n, &beta, out, &n)
+                    dsyrk(b"U", b"N", &n, &kk, &mone, A, &n, &beta, out, &ldc)
                     beta = 1.0
+                work += tb * pair_work
                 t0 += tb
             s0 += nb
         # row-major lower triangle holds the sum: mirror and add lam * W
         for a in range(d):
-            out[a * d + a] += self.lam * W[a * d + a]
+            out[a * ld + a] += self.lam * W[a * ld + a]
             for e in range(a + 1, d):
-                s = out[e * d + a]
-                out[a * d + e] = s + self.lam * W[a * d + e]
-                out[e * d + a] = s + self.lam * W[e * d + a]
+                s = out[e * ld + a]
+                out[a * ld + e] = s + self.lam * W[a * ld + e]
+                out[e * ld + a] = s + self.lam * W[e * ld + a]
+        csum_out[0] = csum
         return 0
 
-    def _mean_grad_pairs(self, W, i, j, out=None, n_threads=None):
+    def mean_grad(self, x, B, rng, out=None):
+        """Mean of ``B`` stochastic gradients at ``x`` (shape ``self.shape``), in one call.
+
+        x : array of shape ``self.shape``; B : int >= 1; rng : ``numpy.random.Generator``;
+        out : optional float64 C-contiguous array of shape ``self.shape``.
+        A long call can be interrupted (Ctrl-C raises ``KeyboardInterrupt``).
+        """
+        from logt._kernels._base import _as_point, _check_out
+        if isinstance(B, bool) or not isinstance(B, (int, np.integer)):
+            raise TypeError(f"B must be an int, got {type(B).__name__}")
+        if B < 1:
+            raise ValueError(f"B must be >= 1, got {B}")
+        a = _as_point(x, self.shape, "x")
+        out = _check_out(out, self.shape)
+        if np.shares_memory(a, out):
+            a = a.copy()
+        cdef double[::1] xb = a.reshape(-1)
+        cdef double[::1] ob = out.reshape(-1)
+        cdef bitgen_t* bg = bitgen_of(rng)
+        cdef Py_ssize_t nb = B
+        cdef int info
+        self._drop_stash()
+        with self._lock, rng.bit_generator.lock:
+            with nogil:
+                info = self.mean_grad_into(&xb[0], nb, bg, &ob[0])
+        if info == INTERRUPTED and self._exc[0] != NULL:
+            PyErr_Restore(self._exc[0], self._exc[1], self._exc[2])     # steals the references
+            self._exc[0] = NULL
+            self._exc[1] = NULL
+            self._exc[2] = NULL
+            _raise_pending()
+        if info != 0:
+            raise RuntimeError(f"{type(self).__name__}.mean_grad failed (code {info})")
+        return out
+
+    def _mean_grad_pairs(self, W, i, j, out=None, n_threads=None, y=None):
         """Mean gradient over GIVEN pairs ``(i[b], j[b])`` (private; for tests).
 
-        W : (d, d) float64; i, j : int arrays of equal length B >= 1 with
-        ``0 <= i, j < n_samples`` (``i == j`` allowed: D = 0 contributes 0).
+        W : ``self.shape`` float64; i, j : int arrays of equal length B >= 1 with
+        ``0 <= i, j < n_samples`` (``i == j`` allowed: D = 0 contributes only
+        through the threshold); y : the pairs' labels (+-1); default: label
+        equality of the sampler's classes.
         """
         from logt._kernels._base import _as_point, _check_out
         Wa = _as_point(W, self.shape, "W")
@@ -607,6 +1037,14 @@ cdef class PairGradientCore(CompiledOracle):
             raise ValueError("i and j must be 1-D of the same nonzero length")
         if min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= self.n_samples:
             raise ValueError(f"pair indices must be in [0, {self.n_samples})")
+        if y is None:
+            if self._smp.lab == NULL:
+                raise ValueError("this oracle has no class labels: pass y")
+            lab = self.sampler._keep[0]
+            y = np.where(lab[i] == lab[j], 1.0, -1.0)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if y.shape != i.shape or not np.isin(y, (-1.0, 1.0)).all():
+            raise ValueError("y must hold one label -1 or +1 per pair")
         out = _check_out(out, self.shape)
         if np.shares_memory(Wa, out):
             Wa = Wa.copy()
@@ -615,39 +1053,40 @@ cdef class PairGradientCore(CompiledOracle):
         cdef double[::1] ob = out.reshape(-1)
         cdef int32_t[::1] iv = i
         cdef int32_t[::1] jv = j
+        cdef double[::1] yv = y
         cdef Py_ssize_t B = len(i)
         cdef int info
         with self._lock:
             with nogil:
-                info = self._grad(&wb[0], &iv[0], &jv[0], B, NULL, nt, &ob[0])
+                info = self._grad(&wb[0], &iv[0], &jv[0], &yv[0], B, NULL, nt, &ob[0])
         if info != 0:
             raise RuntimeError(f"pair gradient failed (code {info})")
         return out
 
     # -------------------------------------------------------------- objective
 
-    cdef double _eval_loss_sparse(self, const double* W) noexcept nogil:
+    cdef double _eval_loss_sparse(self, const double* W, double thr) noexcept nogil:
         cdef Py_ssize_t d = self.n_features
-        cdef Py_ssize_t a, e, b, k
-        cdef double* V = self._V
+        cdef Py_ssize_t b, k
         cdef double total = 0.0, q
-        _fill_V(W, d, V)
+        _fill_V(W, d, self._ld, self._V)
         for b in range(self.n_eval_pairs):
             k = _sparse_diff(self._e_indptr, self._e_ind, self._e_val, self._e_i[b], self._e_j[b],
                              self._wsc, self._didx, self._dval)
-            q = _sparse_quad(V, d, k, self._didx, self._dval) if k > 0 else 0.0
-            total += _logit_loss(self._e_y[b] * (1.0 - q))
+            q = _sparse_quad(self._V, d, k, self._didx, self._dval) if k > 0 else 0.0
+            total += _logit_loss(self._e_y[b] * (thr - q))
         return total / <double>self.n_eval_pairs
 
-    cdef double _eval_loss_dense(self, const double* W) noexcept nogil:
+    cdef double _eval_loss_dense(self, const double* W, double thr) noexcept nogil:
         cdef Py_ssize_t d = self.n_features
         cdef Py_ssize_t t0 = 0, tb, b
         cdef double total = 0.0
         while t0 < self.n_eval_pairs:
             tb = min(self._blk, self.n_eval_pairs - t0)
-            _dense_q(self._e_dense, d, self._e_i + t0, self._e_j + t0, tb, W, self._A, self._M, self._q)
+            _dense_q(self._e_dense, d, self._e_i + t0, self._e_j + t0, tb, W, self._ld,
+                     self._A, self._M, self._q)
             for b in range(tb):
-                total += _logit_loss(self._e_y[t0 + b] * (1.0 - self._q[b]))
+                total += _logit_loss(self._e_y[t0 + b] * (thr - self._q[b]))
             t0 += tb
         return total / <double>self.n_eval_pairs
 
@@ -656,11 +1095,13 @@ cdef class PairGradientCore(CompiledOracle):
         from logt._kernels._base import _as_point
         Wa = _as_point(W, self.shape, "W")
         cdef double[::1] wb = Wa.reshape(-1)
+        cdef Py_ssize_t d = self.n_features, ld = self._ld
+        cdef double thr = wb[d * ld + d] if self.learn_threshold else self.threshold
         cdef double r
         with self._lock:
             with nogil:
                 if self.is_sparse:
-                    r = self._eval_loss_sparse(&wb[0])
+                    r = self._eval_loss_sparse(&wb[0], thr)
                 else:
-                    r = self._eval_loss_dense(&wb[0])
+                    r = self._eval_loss_dense(&wb[0], thr)
         return r

@@ -19,7 +19,9 @@ from logt.bench import end_to_end as e2e
 from logt.bench.harness import compare, fmt_time, machine_info
 from logt.bench.references import SPECTRA
 
-SECTIONS = ("projection", "toy", "metric", "e2e")
+SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask")
+# "learners" fits peer learners (minutes) and "dask" starts a local cluster (~2 min): only with --only
+DEFAULT_SECTIONS = SECTIONS[:4]
 
 # Targets: (reference column, minimum ratio reference/logt).
 PROJECTION_TARGETS = {(5, s): 6.0 for s in SPECTRA}
@@ -167,7 +169,7 @@ def header(info_before, quick):
 
 def run(only=None, quick=False, data_dir=None, log=None):
     """Run the chosen sections; returns the markdown report (str)."""
-    sections = SECTIONS if not only else tuple(only)
+    sections = DEFAULT_SECTIONS if not only else tuple(only)
     for s in sections:
         if s not in SECTIONS:
             raise ValueError(f"unknown section {s!r}; choose from {SECTIONS}")
@@ -184,6 +186,12 @@ def run(only=None, quick=False, data_dir=None, log=None):
             parts.append(metric_section(quick, log, data_dir))
         if "e2e" in sections:
             parts.append(e2e_section(quick, log, data_dir))
+        if "learners" in sections:
+            from logt.bench.learners import section as learners_section
+            parts.append(learners_section(quick, log, data_dir)[0])
+        if "dask" in sections:
+            from logt.bench.dask_scaling import dask_section   # imports dask only here
+            parts.append(dask_section(quick, log, data_dir))
     parts.append(f"_Total time of this report: {time.perf_counter() - t0:.0f} s._")
     buf = io.StringIO()
     buf.write("\n\n".join(parts) + "\n")

@@ -11,6 +11,12 @@ number of projections ``P`` for
 * ``epoch_gd`` (Hazan-Kale, ``T1 = 4``, ``eta1 = 1/lam``) and ``sgd`` (step
   ``1/(lam t)``, last iterate): one projection per oracle call.
 
+The objective is the paper's (``MetricLearning``'s defaults: uniformly random
+pairs, fixed threshold 1, ``lam = 0.1``, rows scaled to unit norm); the
+estimator's extensions (neighbour pairs, learned threshold, internal scaling:
+:mod:`logt.metric_learning`) are not used here. ``MetricLearner.paper()`` is
+the same objective behind the estimator API.
+
 Every method gets the same budget ``T`` of pair gradients and ``repeats``
 seeded runs; each curve is the per-epoch (logT, Epoch-GD) or per-grid-point
 (SGD) trace of those runs, so one run per repeat gives the whole curve.
@@ -102,9 +108,9 @@ def method_kwargs(method, oracle, T):
     """``logt.minimize`` arguments of an experiment method."""
     if method == "logt_practical":
         p = practical_metric_params(oracle.L, oracle.lam, T)
-        return {"method": "logt", "eta": p.eta, "M": p.M, "B1": p.B1}
+        return {"method": "logt", "options": {"eta": p.eta, "M": p.M, "B1": p.B1}}
     if method == "logt_theorem1":
-        return {"method": "logt", "params": "theorem1"}
+        return {"method": "logt", "options": {"params": "theorem1"}}
     if method in ("epoch_gd", "sgd"):
         return {"method": method}
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")

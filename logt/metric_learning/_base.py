@@ -1,0 +1,235 @@
+"""Shared machinery of the metric learners: input checks, scaling, the fit core, Mahalanobis methods."""
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from logt import params as _params
+from logt._rng import check_rng
+from logt._threads import single_threaded_blas
+from logt.domains import PSDCone
+from logt.metric_learning._compat import BaseEstimator, NotFittedError
+from logt.metric_learning.optimizer import check_optimizer, run_minimize
+from logt.metric_learning.scaling import SCALINGS, apply_scaling, fit_scaling
+from logt.oracles.metric import MAX_FEATURES, label_codes
+
+__all__ = ["MahalanobisLearner", "check_points", "check_pairs", "check_fitted"]
+
+
+def check_fitted(est):
+    if not hasattr(est, "components_"):
+        raise NotFittedError(
+            f"This {type(est).__name__} instance is not fitted yet. Call 'fit' with appropriate "
+            "arguments before using this estimator.")
+
+
+def _check_n_features(d, name):
+    if d > MAX_FEATURES:
+        raise ValueError(
+            f"{name} has {d} features; the metric learners support at most MAX_FEATURES = {MAX_FEATURES} "
+            "(the metric is a d x d matrix and each projection costs O(d^3)): reduce the dimension first "
+            "(e.g. PCA or feature selection)")
+
+
+def check_points(X, name="X", est=None, d=None, allow_sparse=True):
+    """2-D finite float64 (C-contiguous ndarray or CSR); checks the column count against ``d``."""
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise TypeError(f"{name} must be dense, got a sparse matrix")
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+        _check_n_features(X.shape[1], name)
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} must be real")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not np.isfinite(X.data).all():
+            raise ValueError(f"Input {name} contains NaN or infinity.")
+    else:
+        if hasattr(X, "columns") and hasattr(X, "to_numpy"):       # a DataFrame
+            X = X.to_numpy()
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} must be real")
+        if X.dtype == object:
+            try:
+                X = X.astype(np.float64)          # numbers stored as objects; strings raise below
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{name} must be numeric: {exc}") from None
+        if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+            raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
+        if X.ndim != 2:
+            raise ValueError(f"Expected 2D array, got {X.ndim}D array instead: {name} must have shape "
+                             f"(n_samples, n_features), got {X.shape}. Reshape your data (e.g. X.reshape(-1, 1) for a "
+                             "single feature)")
+        _check_n_features(X.shape[1], name)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if not np.isfinite(X).all():
+            raise ValueError(f"Input {name} contains NaN or infinity.")
+    if X.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
+                         f"required ({name}).")
+    if X.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         f"required ({name}).")
+    if d is not None and X.shape[1] != d:
+        who = type(est).__name__ if est is not None else "the estimator"
+        raise ValueError(f"{name} has {X.shape[1]} features, but {who} is expecting {d} features as input.")
+    return X
+
+
+def check_pairs(pairs, est, d=None, name="pairs"):
+    """``(a, b)``: the two (n_pairs, d) float64 point arrays of ``pairs`` (n_pairs, 2, d)."""
+    if sp.issparse(pairs):
+        raise TypeError(f"{name} must be a dense array of shape (n_pairs, 2, n_features)")
+    P = np.asarray(pairs)
+    if P.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real")
+    if P.ndim != 3 or P.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (n_pairs, 2, n_features), got {P.shape}")
+    if P.shape[0] < 1:
+        raise ValueError(f"{name} is empty (shape {P.shape})")
+    if d is not None and P.shape[2] != d:
+        raise ValueError(f"{name} have {P.shape[2]} features, but {type(est).__name__} is expecting "
+                         f"{d} features as input.")
+    a = check_points(P[:, 0, :], name, est)
+    b = check_points(P[:, 1, :], name, est)
+    return a, b
+
+
+def check_labels(y, n, name="y"):
+    """1-D labels of length ``n`` without NaN; returns ``(y, classes, codes)``."""
+    if y is None:
+        raise ValueError(f"requires y to be passed, but the target {name} is None")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one label per row of X), got shape {y.shape}"
+                         + ("; use y.ravel()" if y.ndim == 2 and 1 in y.shape else ""))
+    if len(y) != n:
+        raise ValueError(f"X has {n} samples but {name} has {len(y)} labels (inconsistent numbers of samples)")
+    if y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"Input {name} contains NaN or infinity.")
+    if y.dtype.kind == "O":
+        for v in y:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"Input {name} contains NaN or infinity.")
+    classes, codes = label_codes(y, name)
+    return y, classes, codes
+
+
+def _check_real(v, name, lo=0.0, strict=True):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+            or (v <= lo if strict else v < lo):
+        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {lo}, got {v!r}")
+    return float(v)
+
+
+class MahalanobisLearner(BaseEstimator):
+    """Base of :class:`MetricLearner` and :class:`PairsMetricLearner` (not for direct use).
+
+    Fitted attributes shared by both: ``components_`` (rank, d) with
+    ``W = components_.T @ components_`` in the ORIGINAL feature space,
+    ``b_`` the threshold on the squared distance (``d_W^2(x, x') < b_`` is the
+    model's "similar"), ``center_`` and ``scale_`` the fitted internal scaling,
+    ``n_features_in_``, ``n_calls_``, ``n_projections_``, ``n_epochs_``,
+    ``result_`` (the :class:`logt.MinimizeResult`, in the scaled space).
+    """
+
+    # ---- checks ------------------------------------------------------------------
+    def _check_common_params(self):
+        check_optimizer(self.method, self.params, self.options)
+        _params.check_T(self.T)
+        _check_real(self.lam, "lam")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
+        thr = self.threshold
+        if not (thr == "learn" if isinstance(thr, str) else False):
+            _check_real(thr, "threshold", strict=False)
+        if isinstance(self.n_eval_pairs, bool) or not isinstance(self.n_eval_pairs, numbers.Integral) \
+                or self.n_eval_pairs < 1:
+            raise ValueError(f"n_eval_pairs must be an int >= 1, got {self.n_eval_pairs!r}")
+        check_rng(self.rng) if not isinstance(self.rng, np.random.Generator) else None
+
+    @property
+    def _learn_threshold(self):
+        return isinstance(self.threshold, str) and self.threshold == "learn"
+
+    # ---- fitting -------------------------------------------------------------------
+    def _scale_fit(self, X):
+        center, scale = fit_scaling(X, self.scaling)
+        self.center_, self.scale_ = center, scale
+        return apply_scaling(X, center, scale)
+
+    def _minimize(self, oracle, gen):
+        with single_threaded_blas():
+            res = run_minimize(oracle, PSDCone(oracle.shape[0]), self.T, self.method, self.params,
+                               self.options, gen)
+        W, b = oracle.split_point(res.x)
+        self._set_metric(W, b)
+        self.n_calls_ = res.n_calls
+        self.n_projections_ = res.n_projections
+        self.n_epochs_ = res.n_epochs
+        self.result_ = res
+        return res
+
+    def _set_metric(self, W, b):
+        """components_ in the original space from ``W`` in the scaled space (eigendecomposition)."""
+        S = 0.5 * (W + W.T)
+        s, U = np.linalg.eigh(S)
+        tol = S.shape[0] * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
+        keep = s > tol
+        Lm = (U[:, keep] * np.sqrt(s[keep])).T[::-1]     # largest eigenvalue first
+        self.components_ = np.ascontiguousarray(Lm / self.scale_[None, :])
+        self.b_ = float(b)
+
+    # ---- using the metric -----------------------------------------------------------
+    def get_mahalanobis_matrix(self):
+        """The learned PSD matrix ``W`` (d x d) on the original features: ``components_.T @ components_``."""
+        check_fitted(self)
+        M = self.components_.T @ self.components_
+        return 0.5 * (M + M.T)
+
+    def transform(self, X):
+        """Map ``X`` (n, d; dense or sparse, original units) to ``X @ components_.T`` (n, rank).
+
+        Euclidean distances there are the learned distances ``||x - x'||_W``.
+        """
+        check_fitted(self)
+        X = check_points(X, "X", self, self.n_features_in_)
+        return np.asarray(X @ self.components_.T)
+
+    def pair_distance(self, pairs):
+        """``||x - x'||_W`` for each pair; ``pairs`` of shape (n_pairs, 2, d). Returns (n_pairs,)."""
+        check_fitted(self)
+        a, b = check_pairs(pairs, self, self.n_features_in_)
+        return np.linalg.norm((a - b) @ self.components_.T, axis=1)
+
+    def pair_score(self, pairs):
+        """``-||x - x'||_W`` (higher means more similar, metric-learn's convention). Returns (n_pairs,)."""
+        return -self.pair_distance(pairs)
+
+    def get_metric(self):
+        """A function ``metric(u, v, squared=False)`` giving the learned distance of two points (d,).
+
+        Usable as ``sklearn.neighbors.KNeighborsClassifier(metric=learner.get_metric())``
+        (for speed, prefer k-NN on :meth:`transform`'s output: same distances).
+        """
+        check_fitted(self)
+        Lt = self.components_.T.copy()
+        d = self.n_features_in_
+
+        def metric(u, v, squared=False):
+            u = np.asarray(u, dtype=np.float64).reshape(-1)
+            v = np.asarray(v, dtype=np.float64).reshape(-1)
+            if u.shape != (d,) or v.shape != (d,):
+                raise ValueError(f"u and v must be vectors of {d} features, got {u.shape} and {v.shape}")
+            z = (u - v) @ Lt
+            q = float(z @ z)
+            return q if squared else math.sqrt(q)
+
+        return metric
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "components_")

@@ -1,0 +1,105 @@
+"""Neighbour tables for neighbour-restricted pair sampling (``sampling="neighbors"``).
+
+For every point ``i``: its ``k`` nearest same-class points (the "target
+neighbours" of LMNN) and its ``k`` nearest other-class points (the nearest
+"impostors"), by Euclidean distance in the space the oracle sees (the
+estimator's scaled space). Computed once, in row blocks with one BLAS product
+per block (``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``); ties are broken by the
+smaller index, so the tables are deterministic.
+
+For large ``n`` the search is restricted to a seeded random subset of at most
+``max_candidates`` candidates per class (default 2000) (so the cost is ``O(n * C * d)``
+instead of ``O(n^2 d)``); the tables then hold approximate neighbours, which
+is all the sampler needs.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["neighbor_tables", "MAX_NEIGHBORS"]
+
+MAX_NEIGHBORS = 256           # k above this is a ValueError (tables are n * k int32 each)
+
+
+def _sqnorms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _kbest(D, k):
+    """Columns of the k smallest entries of each row of D, sorted by (value, column).
+
+    ``argpartition`` is deterministic for a given input, so the tables are too.
+    """
+    k = min(k, D.shape[1])
+    if k < D.shape[1]:
+        idx = np.argpartition(D, k - 1, axis=1)[:, :k]
+    else:
+        idx = np.broadcast_to(np.arange(D.shape[1]), D.shape)
+    vals = np.take_along_axis(D, idx, 1)
+    order = np.lexsort((idx, vals), axis=1)
+    return np.take_along_axis(idx, order, 1)
+
+
+def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
+    """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1.
+
+    X : (n, d) float64 ndarray or CSR; codes : (n,) int class codes 0..C-1;
+    k : neighbours per list (1..MAX_NEIGHBORS); max_candidates : per-class cap
+    of the candidate pool (seeded subsample with ``rng`` when a class is larger).
+    ``sim[i]`` never contains ``i``; a point whose class has m < k + 1 members
+    has ``m - 1`` same-class entries.
+    """
+    codes = np.asarray(codes)
+    n = X.shape[0]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
+        raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
+    gen = np.random.default_rng(rng)
+    n_classes = int(codes.max()) + 1
+    cand = []
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        if len(members) > max_candidates:
+            members = np.sort(gen.choice(members, max_candidates, replace=False))
+        cand.append(members)
+    cand_all = np.concatenate(cand)
+    cand_code = codes[cand_all]
+    Xc = X[cand_all]
+    if sp.issparse(Xc):
+        Xc = Xc.toarray()          # sparse rows times a dense candidate block: one fast product per block
+    XcT = np.ascontiguousarray(Xc.T)
+    sq = _sqnorms(X)
+    sqc = sq[cand_all]
+    sim = np.full((n, k), -1, dtype=np.int32)
+    dis = np.full((n, k), -1, dtype=np.int32)
+    bounds = np.r_[0, np.cumsum([len(c) for c in cand])]
+    for r0 in range(0, n, block):
+        r1 = min(n, r0 + block)
+        D = sq[r0:r1, None] + sqc[None, :] - 2.0 * np.asarray(X[r0:r1] @ XcT)
+        np.maximum(D, 0.0, out=D)
+        rows = np.arange(r0, r1)
+        D[np.nonzero(cand_all[None, :] == rows[:, None])] = np.inf     # never pair i with itself
+        rc = codes[r0:r1]
+        # k best per candidate class (a union's k best are among its parts' k best)
+        best_i, best_v = [], []
+        for c in range(n_classes):
+            idx = _kbest(D[:, bounds[c]:bounds[c + 1]], k) + bounds[c]
+            best_i.append(idx)
+            best_v.append(np.take_along_axis(D, idx, 1))
+        for c in range(n_classes):
+            mine = rc == c
+            if not mine.any():
+                continue
+            vi, vv = best_i[c][mine], best_v[c][mine]
+            sim[r0:r1][mine, :vi.shape[1]] = np.where(np.isfinite(vv), cand_all[vi], -1)
+            others = [o for o in range(n_classes) if o != c]
+            oi = np.concatenate([best_i[o][mine] for o in others], axis=1)
+            ov = np.concatenate([best_v[o][mine] for o in others], axis=1)
+            sel = _kbest(ov, k)
+            vi, vv = np.take_along_axis(oi, sel, 1), np.take_along_axis(ov, sel, 1)
+            dis[r0:r1][mine, :vi.shape[1]] = np.where(np.isfinite(vv), cand_all[vi], -1)
+    # valid entries first in each row (padding at the end)
+    for T in (sim, dis):
+        order = np.argsort(T < 0, axis=1, kind="stable")
+        T[:] = np.take_along_axis(T, order, 1)
+    return sim, dis

@@ -1,0 +1,238 @@
+"""``PairsMetricLearner``: metric-learn's pairs API (``fit(pairs, y_pairs)``) on the O(log T) solver.
+
+Conventions follow metric-learn's ``_PairsClassifierMixin`` (as used by its
+ITML, MMC and SDML): ``pairs`` is an array of shape ``(n_pairs, 2, d)``,
+``y_pairs`` holds +1 (similar) or -1 (dissimilar); ``decision_function`` is
+the negative distance (higher = more similar), ``predict`` says +1 when the
+distance is at most ``threshold_`` (calibrated at the end of ``fit`` with
+``calibrate_threshold``, strategy "accuracy" unless ``calibration_params`` say
+otherwise), ``score`` is the ROC AUC of ``decision_function``, ``classes_`` is
+``[-1, 1]``.
+"""
+import numbers
+
+import numpy as np
+
+from logt._rng import check_rng
+from logt._threads import single_threaded_blas
+from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs
+from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
+from logt.oracles.metric import MetricLearning
+
+__all__ = ["PairsMetricLearner", "roc_auc", "CALIBRATION_STRATEGIES"]
+
+CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
+
+
+def roc_auc(y, score):
+    """Area under the ROC curve of ``score`` for labels ``y`` in {-1, +1} (ties count 1/2).
+
+    The Mann-Whitney statistic from average ranks; needs both labels present.
+    """
+    from scipy.stats import rankdata
+    y = np.asarray(y)
+    pos = y > 0
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("ROC AUC needs both similar (+1) and dissimilar (-1) pairs")
+    r = rankdata(score)
+    return float((r[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _check_pair_labels(y, n):
+    if y is None:
+        raise ValueError("requires y (the pair labels) to be passed, but it is None")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per pair), got shape {y.shape}")
+    if len(y) != n:
+        raise ValueError(f"pairs has {n} pairs but y has {len(y)} labels")
+    if y.dtype.kind not in "iufb" or not np.isin(y, (-1, 1)).all():
+        raise ValueError("y must hold +1 (similar) or -1 (dissimilar) for each pair")
+    return y.astype(np.int64)
+
+
+class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
+    """Learn a Mahalanobis distance from labelled pairs (metric-learn's pairs API).
+
+    Minimizes ``E_p[log(1 + exp(-y_p (b - ||a_p - b_p||_W^2)))] + (lam/2)(||W||_F^2 + b^2)``
+    over PSD ``W`` and ``b >= 0`` (or a fixed ``threshold``), ``p`` a random
+    given pair (similar and dissimilar with probability 1/2 each when
+    ``balance=True``), with :func:`logt.minimize`. Points are scaled
+    internally as in :class:`MetricLearner`.
+
+    Parameters
+    ----------
+    threshold : "learn" (default) or a fixed ``b >= 0``.
+    lam, T, scaling, method, params, options, n_eval_pairs, n_threads, rng :
+        as in :class:`logt.MetricLearner` (same defaults).
+    balance : bool, default True: draw similar and dissimilar pairs with
+        probability 1/2 each (False: uniformly from the list).
+    calibration_params : dict or None, keywords of :meth:`calibrate_threshold`
+        used at the end of ``fit`` on the training pairs (default: accuracy).
+
+    Attributes (after ``fit``)
+    ----------
+    components_, b_, center_, scale_, n_features_in_, n_calls_, n_projections_,
+    n_epochs_, result_ : as in :class:`MetricLearner`;
+    threshold_ : distance threshold of :meth:`predict` (similar when
+        ``pair_distance <= threshold_``); classes_ : ``array([-1, 1])``.
+    """
+
+    _tuple_size = 2
+    classes_ = np.array([-1, 1])
+
+    def __init__(self, threshold="learn", lam=0.1, T=500_000, scaling="auto", method="logt",
+                 params="practical", options=None, balance=True, calibration_params=None,
+                 n_eval_pairs=10_000, n_threads=None, rng=None):
+        self.threshold = threshold
+        self.lam = lam
+        self.T = T
+        self.scaling = scaling
+        self.method = method
+        self.params = params
+        self.options = options
+        self.balance = balance
+        self.calibration_params = calibration_params
+        self.n_eval_pairs = n_eval_pairs
+        self.n_threads = n_threads
+        self.rng = rng
+
+    def _check_params(self):
+        self._check_common_params()
+        if not isinstance(self.balance, (bool, np.bool_)):
+            raise TypeError(f"balance must be True or False, got {self.balance!r}")
+        if self.calibration_params is not None and not isinstance(self.calibration_params, dict):
+            raise TypeError(f"calibration_params must be a dict or None, got {self.calibration_params!r}")
+        self._check_calibration(**(self.calibration_params or {}))
+
+    def fit(self, pairs, y, calibration_params=None):
+        """Learn the metric from ``pairs`` (n_pairs, 2, d) and ``y`` (n_pairs,) in {-1, +1}.
+
+        calibration_params : overrides the constructor's for this fit (metric-learn's signature).
+        Returns self.
+        """
+        self._check_params()
+        a, b = check_pairs(pairs, self)
+        n = a.shape[0]
+        y = _check_pair_labels(y, n)
+        if self.balance and len(np.unique(y)) < 2:
+            raise ValueError("balance=True needs both similar (+1) and dissimilar (-1) pairs in y")
+        cal = self.calibration_params if calibration_params is None else calibration_params
+        if cal is not None and not isinstance(cal, dict):
+            raise TypeError(f"calibration_params must be a dict or None, got {cal!r}")
+        self._check_calibration(**(cal or {}))
+        X = np.vstack([a, b])
+        i = np.arange(n, dtype=np.int64)
+        gen = check_rng(self.rng)
+        with single_threaded_blas():
+            Xs = self._scale_fit(X)
+            learn = self._learn_threshold
+            oracle = MetricLearning.from_pairs(
+                Xs, i, i + n, y, float(self.lam), balanced=bool(self.balance),
+                n_eval_pairs=int(self.n_eval_pairs), eval_rng=int(gen.integers(2**63)),
+                n_threads=self.n_threads, learn_threshold=learn,
+                threshold=0.0 if learn else float(self.threshold))
+            self.n_features_in_ = a.shape[1]
+            self._minimize(oracle, gen)
+        if len(np.unique(y)) == 2:
+            self.calibrate_threshold(pairs, y, **(cal or {}))
+        else:                      # one kind of pair only: the model's own threshold
+            self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
+        return self
+
+    # ---- metric-learn's pair classifier ----------------------------------------------
+    def decision_function(self, pairs):
+        """``-||x - x'||_W`` for each pair (higher = more similar). Returns (n_pairs,)."""
+        return self.pair_score(pairs)
+
+    def predict(self, pairs):
+        """+1 (similar: ``pair_distance <= threshold_``) or -1 for each pair. Returns (n_pairs,) int."""
+        check_fitted(self)
+        if not hasattr(self, "threshold_"):
+            raise AttributeError("threshold_ is not set: call calibrate_threshold or set_threshold")
+        return np.where(self.pair_distance(pairs) <= self.threshold_, 1, -1)
+
+    def score(self, pairs, y):
+        """ROC AUC of :meth:`decision_function` against ``y`` in {-1, +1}."""
+        s = self.decision_function(pairs)
+        return roc_auc(_check_pair_labels(y, len(s)), s)
+
+    def set_threshold(self, threshold):
+        """Set the distance threshold of :meth:`predict`. Returns self."""
+        check_fitted(self)
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) \
+                or not np.isfinite(threshold):
+            raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+        self.threshold_ = float(threshold)
+        return self
+
+    @staticmethod
+    def _check_calibration(strategy="accuracy", min_rate=None, beta=1.0):
+        if strategy not in CALIBRATION_STRATEGIES:
+            raise ValueError(f"strategy must be one of {CALIBRATION_STRATEGIES}, got {strategy!r}")
+        if strategy in ("max_tpr", "max_tnr"):
+            if isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real) or not 0 <= min_rate <= 1:
+                raise ValueError(f"min_rate must be a number in [0, 1] for strategy {strategy!r}, "
+                                 f"got {min_rate!r}")
+        if strategy == "f_beta":
+            if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not np.isfinite(beta) or beta < 0:
+                raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+
+    def calibrate_threshold(self, pairs_valid, y_valid, strategy="accuracy", min_rate=None, beta=1.0):
+        """Choose ``threshold_`` on validation pairs (metric-learn's strategies).
+
+        strategy : "accuracy" (maximize accuracy), "f_beta" (maximize the F-beta
+        score of the similar class), "max_tpr" (largest true positive rate with a
+        true negative rate >= ``min_rate``), "max_tnr" (largest true negative
+        rate with a true positive rate >= ``min_rate``). The threshold is the
+        distance of the last pair accepted as similar (every pair closer is
+        similar too); when rejecting all pairs is best, it is just below the
+        smallest distance. Returns self.
+        """
+        check_fitted(self)
+        self._check_calibration(strategy, min_rate, beta)
+        dist = self.pair_distance(pairs_valid)
+        y = _check_pair_labels(y_valid, len(dist))
+        order = np.argsort(dist, kind="stable")
+        ds, ys = dist[order], y[order]
+        # candidate cut k: the k closest pairs are "similar" (k = 0..n); cuts only between distinct distances
+        last_of_run = np.r_[ds[1:] != ds[:-1], True]
+        ks = np.r_[0, np.flatnonzero(last_of_run) + 1]
+        tp = np.r_[0, np.cumsum(ys > 0)][ks]
+        fp = np.r_[0, np.cumsum(ys < 0)][ks]
+        P, N = int((y > 0).sum()), int((y < 0).sum())
+        tn = N - fp
+        tpr = tp / P if P else np.zeros(len(ks))
+        tnr = tn / N if N else np.zeros(len(ks))
+        if strategy == "accuracy":
+            score = (tp + tn) / len(y)
+        elif strategy == "f_beta":
+            b2 = float(beta) ** 2
+            denom = (1 + b2) * tp + b2 * (P - tp) + fp
+            score = np.where(denom > 0, (1 + b2) * tp / np.where(denom > 0, denom, 1), 0.0)
+        elif strategy == "max_tpr":
+            score = np.where(tnr >= min_rate, tpr, -np.inf)
+        else:
+            score = np.where(tpr >= min_rate, tnr, -np.inf)
+        if not np.isfinite(score).any():
+            raise ValueError(f"no threshold reaches min_rate={min_rate} for strategy {strategy!r}")
+        best = int(np.argmax(score))          # first maximum: the smallest accepted set
+        k = ks[best]
+        if k == 0:
+            self.threshold_ = float(np.nextafter(ds[0], -np.inf)) if ds[0] > 0 else -1.0
+        else:
+            self.threshold_ = float(ds[k - 1])
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def _more_tags(self):          # scikit-learn < 1.6
+        return {"requires_y": True}
+
+
+if not HAVE_SKLEARN:
+    del PairsMetricLearner.__sklearn_tags__

@@ -1,0 +1,158 @@
+"""``MetricLearner``: supervised Mahalanobis metric learning ``fit(X, y)`` with O(log T) projections."""
+import numpy as np
+
+from logt._rng import check_rng
+from logt._threads import single_threaded_blas
+from logt.metric_learning._base import MahalanobisLearner, check_labels, check_points
+from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
+from logt.metric_learning.neighbors import MAX_NEIGHBORS
+from logt.oracles.metric import SAMPLINGS, MetricLearning
+
+__all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
+
+# Defaults, chosen by measurement on data sets that are not the evaluation targets
+# (see notes/README-learner.md and logt.metric_learning.defaults_evidence).
+DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T=500_000,
+                scaling="auto")
+# The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
+PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm")
+
+
+class MetricLearner(TransformerMixin, MahalanobisLearner):
+    """Learn a Mahalanobis distance from labelled points, with O(log T) projections.
+
+    Minimizes, over PSD ``W`` (and a threshold ``b >= 0``),
+
+        F(W, b) = E_{(i,j)} [ log(1 + exp(-y_ij (b - ||x_i - x_j||_W^2))) ] + (lam/2) (||W||_F^2 + b^2)
+
+    with :func:`logt.minimize` (Algorithm 1 by default) on the compiled pair
+    oracle :class:`logt.oracles.MetricLearning`. ``y_ij = +1`` for equal labels.
+    The data are scaled internally (``scaling``), so raw features of any
+    magnitude work; the learned metric refers to the original features.
+
+    Parameters (stored as given; checked in :meth:`fit`)
+    ----------
+    sampling : "neighbors" (default), "balanced" or "uniform" -- which pairs one
+        oracle call draws. "neighbors": similar and dissimilar pairs with
+        probability 1/2 each, ``j`` among ``i``'s ``n_neighbors`` nearest
+        same-class resp. other-class points (in the scaled input space; LMNN's
+        target neighbours and impostors); "balanced": the same over all
+        class-mates resp. all other-class points; "uniform": any pair (the paper's).
+    n_neighbors : int in [1, 256], neighbours per list for "neighbors" (default 10).
+    threshold : "learn" (default: ``b`` is fitted, regularized like ``W``) or a
+        number ``b >= 0`` kept fixed (the paper: 1).
+    lam : float > 0, the regularization (default 0.1, as in the paper).
+    T : int, budget of pair gradients (default 500_000).
+    scaling : "auto" (default: per-feature standardization for dense input, one
+        common factor for sparse), "standardize", "max_norm" or None; see
+        :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
+        norm <= 1 (the oracle's smoothness bound).
+    method : "logt" (Algorithm 1, default), "sgd" or "epoch_gd".
+    params : logT's parameter rule: "practical" (default: ``eta = 4/L``,
+        ``M = 8``, ``B1 = 4``; :func:`logt.metric_learning.practical_metric_params`),
+        any rule name ``logt.minimize`` accepts ("theorem1", "theorem2", ...) or a
+        dict ``{"eta", "M", "B1"}``. Ignored by the other methods.
+    options : dict or None, further keywords for ``logt.minimize`` (e.g.
+        ``{"delta": 0.05}`` for "theorem2", ``{"average": "uniform"}`` for sgd).
+    n_eval_pairs : int, pairs drawn once from the sampler to report ``F``
+        (``result_.fun``, ``result_.trace``), default 10_000.
+    n_threads : threads of the sparse pair kernel; the result does not depend on it.
+    rng : int seed, ``SeedSequence``, ``Generator`` or None: all randomness of
+        ``fit`` (pairs, evaluation pairs, neighbour candidates). The same seed
+        gives bit-identical fits.
+
+    Use :meth:`paper` for the paper's Fig. 2 setting.
+
+    Attributes (after ``fit``)
+    ----------
+    components_ : (rank, d), ``L`` with ``W = L^T L`` on the original features
+        (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
+    b_ : the threshold on the squared distance (learned or the fixed one).
+    center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_``.
+    classes_, n_features_in_, n_calls_, n_projections_, n_epochs_;
+    result_ : the :class:`logt.MinimizeResult` (in the scaled space: ``x`` is
+        ``diag(W, b)`` with a learned threshold, ``fun`` is ``F`` on the
+        evaluation pairs).
+    """
+
+    def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T=500_000,
+                 scaling="auto", method="logt", params="practical", options=None, n_eval_pairs=10_000,
+                 n_threads=None, rng=None):
+        self.sampling = sampling
+        self.n_neighbors = n_neighbors
+        self.threshold = threshold
+        self.lam = lam
+        self.T = T
+        self.scaling = scaling
+        self.method = method
+        self.params = params
+        self.options = options
+        self.n_eval_pairs = n_eval_pairs
+        self.n_threads = n_threads
+        self.rng = rng
+
+    @classmethod
+    def paper(cls, **kwargs):
+        """The paper's Fig. 2 setting: uniform pairs, fixed threshold 1, ``lam = 0.1``,
+        instances scaled into the unit ball by one common factor (``scaling="max_norm"``).
+        ``kwargs`` override any parameter."""
+        return cls(**{**PAPER, **kwargs})
+
+    # ---- scikit-learn tags --------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+    def _more_tags(self):          # scikit-learn < 1.6
+        return {"requires_y": True, "preserves_dtype": [np.float64]}
+
+    def _check_params(self):
+        self._check_common_params()
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        k = self.n_neighbors
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
+            raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
+
+    def fit(self, X, y):
+        """Learn the metric from ``X`` (n, d; dense or sparse, any finite scale) and labels ``y`` (n,).
+
+        Pairs with equal labels are "similar". Needs at least 2 samples and 2
+        classes ("balanced"/"neighbors": and a class with 2 samples). Returns self.
+        """
+        self._check_params()
+        X = check_points(X, "X", self)
+        y, classes, codes = check_labels(y, X.shape[0])
+        if X.shape[0] < 2:
+            raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
+                             f"of 2 is required by {type(self).__name__}.")
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes in y (pairs of both kinds), "
+                             f"got 1 class: {classes[0]!r}")
+        if self.sampling != "uniform" and np.bincount(codes).max() < 2:
+            raise ValueError(f"sampling={self.sampling!r} needs a class with at least 2 samples "
+                             "(a similar pair); every label in y is unique")
+        gen = check_rng(self.rng)
+        with single_threaded_blas():
+            Xs = self._scale_fit(X)
+            eval_seed = int(gen.integers(2**63))
+            learn = self._learn_threshold
+            oracle = MetricLearning(
+                Xs, codes, float(self.lam), n_eval_pairs=int(self.n_eval_pairs), eval_rng=eval_seed,
+                n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
+                learn_threshold=learn, threshold=0.0 if learn else float(self.threshold))
+            self.n_features_in_ = X.shape[1]
+            self.classes_ = classes
+            self._minimize(oracle, gen)
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """``fit(X, y).transform(X)``."""
+        return self.fit(X, y, **fit_params).transform(X)
+
+
+if not HAVE_SKLEARN:      # the stand-in has no tags API
+    del MetricLearner.__sklearn_tags__

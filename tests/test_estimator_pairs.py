@@ -1,0 +1,230 @@
+"""PairsMetricLearner: metric-learn's pairs API (fit(pairs, y), predict, decision_function, score,
+calibrate_threshold, set_threshold, get_metric), its oracle over given pairs, and scikit-learn's checks
+that apply to a pairs estimator."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from logt import PairsMetricLearner
+from logt.estimator import NotFittedError
+from logt.metric_learning.pairs import roc_auc
+from logt.metric_learning.reference import objective
+from logt.oracles import MetricLearning
+
+FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1)
+
+
+def _pairs(n_points=200, n_pairs=600, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n_points)
+    X = rng.normal(size=(n_points, 5)) * [30.0, 1.0, 1.0, 0.01, 5.0]
+    X[:, 1] += 3.0 * y                      # only feature 1 (and a bit of 2) carries the class
+    X[:, 2] += 1.0 * y
+    a, b = rng.integers(0, n_points, n_pairs), rng.integers(0, n_points, n_pairs)
+    P = np.stack([X[a], X[b]], axis=1)
+    yp = np.where(y[a] == y[b], 1, -1)
+    return P, yp
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    P, yp = _pairs()
+    return PairsMetricLearner(rng=0, **FAST).fit(P, yp), P, yp
+
+
+def test_fit_predict_score(fitted):
+    est, P, yp = fitted
+    Pt, yt = _pairs(seed=1)                     # fresh pairs of the same distribution
+    # ROC AUC: the learned metric ranks pairs much better than Euclidean on standardized features
+    sd = P.reshape(-1, 5).std(0)
+    auc_euclid = roc_auc(yt, -np.linalg.norm((Pt[:, 0] - Pt[:, 1]) / sd, axis=1))
+    assert est.score(Pt, yt) > max(0.85, auc_euclid + 0.05), (est.score(Pt, yt), auc_euclid)
+    dec = est.decision_function(Pt)
+    assert np.array_equal(dec, -est.pair_distance(Pt))
+    pred = est.predict(Pt)
+    assert set(np.unique(pred)) <= {-1, 1}
+    assert np.array_equal(pred, np.where(est.pair_distance(Pt) <= est.threshold_, 1, -1))
+    assert (pred == yt).mean() > 0.75
+    assert list(est.classes_) == [-1, 1]
+    # the metric ignores the noisy large feature 0 relative to feature 1
+    W = est.get_mahalanobis_matrix()
+    assert W[1, 1] * 3.0**2 > 10 * W[0, 0] * 30.0**2
+
+
+def test_score_is_roc_auc(fitted):
+    sk = pytest.importorskip("sklearn.metrics")
+    est, P, yp = fitted
+    assert est.score(P, yp) == pytest.approx(sk.roc_auc_score(yp, est.decision_function(P)), rel=1e-12)
+    s = np.array([0.1, 0.4, 0.35, 0.8, 0.8])
+    y = np.array([-1, -1, 1, 1, -1])
+    assert roc_auc(y, s) == pytest.approx(sk.roc_auc_score(y, s))
+
+
+def _brute_best(dist, y, strategy, min_rate=None, beta=1.0):
+    """Best score over the rules 'similar iff dist <= t' for every candidate t (brute force)."""
+    best = -np.inf
+    for t in np.r_[-1.0, np.unique(dist)]:
+        pred = np.where(dist <= t, 1, -1)
+        tp = np.sum((pred == 1) & (y == 1))
+        fp = np.sum((pred == 1) & (y == -1))
+        tn = np.sum((pred == -1) & (y == -1))
+        fn = np.sum((pred == -1) & (y == 1))
+        tpr, tnr = tp / (tp + fn), tn / (tn + fp)
+        if strategy == "accuracy":
+            v = (tp + tn) / len(y)
+        elif strategy == "f_beta":
+            den = (1 + beta**2) * tp + beta**2 * fn + fp
+            v = (1 + beta**2) * tp / den if den else 0.0
+        elif strategy == "max_tpr":
+            v = tpr if tnr >= min_rate else -np.inf
+        else:
+            v = tnr if tpr >= min_rate else -np.inf
+        best = max(best, v)
+    return best
+
+
+@pytest.mark.parametrize("strategy,kw", [("accuracy", {}), ("f_beta", {"beta": 1.0}), ("f_beta", {"beta": 0.5}),
+                                         ("max_tpr", {"min_rate": 0.8}), ("max_tnr", {"min_rate": 0.7})])
+def test_calibrate_threshold_is_optimal(fitted, strategy, kw):
+    est, P, yp = fitted
+    est = copy.deepcopy(est)
+    Pv, yv = _pairs(seed=3, n_pairs=300)
+    est.calibrate_threshold(Pv, yv, strategy=strategy, **kw)
+    dist = est.pair_distance(Pv)
+    pred = est.predict(Pv)
+    tp = np.sum((pred == 1) & (yv == 1))
+    fp = np.sum((pred == 1) & (yv == -1))
+    tn = np.sum((pred == -1) & (yv == -1))
+    fn = np.sum((pred == -1) & (yv == 1))
+    got = {"accuracy": (tp + tn) / len(yv),
+           "f_beta": (1 + kw.get("beta", 1) ** 2) * tp / ((1 + kw.get("beta", 1) ** 2) * tp
+                                                          + kw.get("beta", 1) ** 2 * fn + fp),
+           "max_tpr": tp / (tp + fn), "max_tnr": tn / (tn + fp)}[strategy]
+    assert got == pytest.approx(_brute_best(dist, yv, strategy, **kw), abs=1e-12)
+    if strategy == "max_tpr":
+        assert tn / (tn + fp) >= kw["min_rate"]
+    if strategy == "max_tnr":
+        assert tp / (tp + fn) >= kw["min_rate"]
+
+
+def test_set_threshold_and_calibration_errors(fitted):
+    est, P, yp = fitted
+    est = copy.deepcopy(est)
+    assert est.set_threshold(0.0) is est
+    assert (est.predict(P) == -1).mean() > 0.99
+    for bad in ("x", np.nan, None):
+        with pytest.raises(ValueError, match="threshold"):
+            est.set_threshold(bad)
+    with pytest.raises(ValueError, match="strategy"):
+        est.calibrate_threshold(P, yp, strategy="best")
+    with pytest.raises(ValueError, match="min_rate"):
+        est.calibrate_threshold(P, yp, strategy="max_tpr")
+    with pytest.raises(ValueError, match="min_rate"):
+        PairsMetricLearner(calibration_params={"strategy": "max_tnr", "min_rate": 2}).fit(P, yp)
+    e2 = PairsMetricLearner(rng=0, **FAST).fit(P, yp, calibration_params={"strategy": "max_tpr", "min_rate": 0.9})
+    pred = e2.predict(P)
+    assert np.mean(pred[yp == -1] == -1) >= 0.9
+
+
+def test_bad_inputs(fitted):
+    est, P, yp = fitted
+    e = PairsMetricLearner(**FAST)
+    with pytest.raises(ValueError, match=r"shape \(n_pairs, 2, n_features\)"):
+        e.fit(P[:, 0, :], yp)
+    with pytest.raises(ValueError, match=r"\+1 \(similar\) or -1"):
+        e.fit(P, (yp > 0).astype(int))                   # 0/1 labels are not metric-learn's convention
+    with pytest.raises(ValueError, match="600 pairs but y has 599"):
+        e.fit(P, yp[:-1])
+    with pytest.raises(ValueError, match="both similar"):
+        e.fit(P, np.ones(len(yp), int))
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        est.predict(P[:, :, :4])
+    with pytest.raises(NotFittedError):
+        PairsMetricLearner().predict(P)
+    Pn = P.copy()
+    Pn[0, 1, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        e.fit(Pn, yp)
+
+
+def test_unbalanced_option_and_fixed_threshold():
+    P, yp = _pairs(seed=2)
+    e = PairsMetricLearner(balance=False, threshold=1.0, rng=0, **FAST).fit(P, yp)
+    assert e.b_ == 1.0 and e.result_.x.shape == (5, 5)
+    e1 = PairsMetricLearner(balance=False, rng=0, **FAST).fit(P, np.ones(len(yp), int))   # one kind: allowed
+    assert np.isfinite(e1.threshold_)
+
+
+def test_pairs_oracle_gradient_is_unbiased():
+    """Oracle over a pair list: mean of mini-batch gradients vs the exact list expectation (dense formula)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 4))
+    X /= 1.2 * np.linalg.norm(X, axis=1, keepdims=True)
+    i, j = rng.integers(0, 12, 20), rng.integers(0, 12, 20)
+    yp = np.r_[np.ones(5), -np.ones(15)].astype(int)
+    o = MetricLearning.from_pairs(X, i, j, yp, 0.1, balanced=True, n_threads=1)
+    P = np.zeros((12, 12))
+    Y = np.zeros((12, 12))
+    grads = []
+    Z = rng.normal(size=(5, 5))
+    Z = (Z + Z.T) / 2
+    Z[4, 4] = 0.3
+    exact = 0.1 * Z.copy()
+    for p in range(20):     # pairs may repeat with different labels: accumulate one pair at a time
+        w = 0.5 / (yp > 0).sum() if yp[p] > 0 else 0.5 / (yp < 0).sum()
+        P[:] = 0
+        Y[:] = -1
+        P[i[p], j[p]] = w
+        Y[i[p], j[p]] = yp[p]
+        _, gW, gb = objective(X, P, Y, Z[:4, :4], Z[4, 4], 0.0, grad=True)
+        exact[:4, :4] += gW
+        exact[4, 4] += gb
+    g = np.random.default_rng(9)
+    gs = np.array([o.mean_grad(Z, 400, g) for _ in range(300)])
+    se = gs.std(0, ddof=1) / np.sqrt(300) + 1e-15
+    assert (np.abs(gs.mean(0) - exact) / se).max() < 5
+    grads.append(gs)
+    # unbalanced sampling has another expectation: detectable
+    o2 = MetricLearning.from_pairs(X, i, j, yp, 0.1, balanced=False, n_threads=1)
+    gs2 = np.array([o2.mean_grad(Z, 400, g) for _ in range(300)])
+    assert (np.abs(gs2.mean(0) - exact) / se).max() > 10
+
+
+def test_get_metric_in_kneighbors(fitted):
+    pytest.importorskip("sklearn")
+    from sklearn.neighbors import KNeighborsClassifier
+    est, P, yp = fitted
+    X = P[:, 0, :]
+    lab = (X[:, 1] > 3).astype(int)
+    a = KNeighborsClassifier(3, metric=est.get_metric(), algorithm="brute").fit(X[:400], lab[:400])
+    b = KNeighborsClassifier(3).fit(est.transform(X[:400]), lab[:400])
+    assert np.array_equal(a.predict(X[400:]), b.predict(est.transform(X[400:])))
+
+
+def test_determinism_pickle_idempotence(fitted):
+    est, P, yp = fitted
+    again = PairsMetricLearner(rng=0, **FAST).fit(P, yp)
+    assert np.array_equal(again.components_, est.components_) and again.threshold_ == est.threshold_
+    again.fit(P, yp)                                           # fitting twice gives the same model
+    assert np.array_equal(again.components_, est.components_)
+    c = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(c.predict(P), est.predict(P)) and c.threshold_ == est.threshold_
+
+
+def test_sklearn_checks_that_apply_to_a_pairs_estimator():
+    """The data-independent checks (pairs are 3-D, so the data-based checks are adapted above)."""
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone, is_classifier
+    from sklearn.utils import estimator_checks as ec
+    est = PairsMetricLearner(T=777, rng=3)
+    name = type(est).__name__
+    for check in (ec.check_get_params_invariance, ec.check_set_params, ec.check_no_attributes_set_in_init,
+                  ec.check_parameters_default_constructible, ec.check_estimator_repr,
+                  ec.check_estimator_cloneable, ec.check_do_not_raise_errors_in_init_or_set_params,
+                  ec.check_mixin_order, ec.check_valid_tag_types, ec.check_estimator_tags_renamed):
+        check(name, est)
+    assert is_classifier(est)
+    c = clone(est)
+    assert c.get_params() == est.get_params() and c is not est
