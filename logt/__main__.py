@@ -1,4 +1,4 @@
-"""Command line: ``python -m logt toy | metric | bench``."""
+"""Command line: ``python -m logt toy | metric | kappa | bench``."""
 import argparse
 import sys
 
@@ -24,6 +24,8 @@ def build_parser():
     t.add_argument("--T-max", type=_int, default=10**6, help="largest budget T (default 1e6)")
     t.add_argument("--T-min", type=_int, default=10**3, help="smallest budget T (default 1e3)")
     t.add_argument("--per-decade", type=int, default=2, help="grid points per decade of T (default 2)")
+    t.add_argument("--methods", default=None,
+                   help="extra rows, comma-separated: logt_acc, minibatch_sgd, one_projection_sgd, sgd_suffix")
     _add_run_options(t, "independent runs per (method, T)", "results/toy")
 
     m = sub.add_parser("metric", help="Fig. 2: F(W) vs projections for metric learning (logT, Epoch-GD, SGD)")
@@ -34,6 +36,16 @@ def build_parser():
                    help="budget of pair gradients per run, all methods (default 2e5)")
     m.add_argument("--lam", type=float, default=0.1, help="regularization lam (default 0.1)")
     _add_run_options(m, "independent runs per method", "results/metric")
+
+    k = sub.add_parser("kappa", help="projections needed vs L/lam: logT, logT-acc and the baselines")
+    k.add_argument("--T", type=_int, default=200_000, help="budget per run, all methods (default 2e5)")
+    k.add_argument("--kappas", default="1,10,100,1000,1e4", help="values of L/lam (default 1,10,100,1000,1e4)")
+    k.add_argument("--domains", default="psd,ball", help="psd and/or ball (default both)")
+    k.add_argument("--methods", default=None, help="comma-separated rows (default all; see logt.experiments.kappa)")
+    k.add_argument("--tol", type=float, default=1.0, help="target = tol * best baseline's excess (default 1)")
+    k.add_argument("--max-extend", type=int, default=16,
+                   help="rerun methods short of the target with 4T, 16T, ... up to this factor (default 16)")
+    _add_run_options(k, "independent runs per (method, L/lam)", "results/kappa")
 
     sub.add_parser("bench", add_help=False,
                    help="the speed report: same as python -m logt.bench (its options follow 'bench')")
@@ -61,6 +73,9 @@ def main(argv=None):
                 ap.error(f"--data-dir {d!r} is not a folder")
         from logt.experiments import metric
         return metric.main(args)
+    if args.cmd == "kappa":
+        from logt.experiments import kappa
+        return kappa.main(args)
     ap.error(f"unknown command {args.cmd}")
 
 

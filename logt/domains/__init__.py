@@ -3,5 +3,8 @@ from logt.domains._callable import CallableDomain
 from logt.domains._protocol import Domain
 from logt.domains._psd import PSDCone, project_psd
 from logt._kernels._sets import Box, EuclideanBall
+from logt._kernels._trace_psd import TraceBoundedPSD
+from logt.domains._lmo import constraint_function, linear_oracle, lmo
 
-__all__ = ["Box", "CallableDomain", "Domain", "EuclideanBall", "PSDCone", "project_psd"]
+__all__ = ["Box", "CallableDomain", "Domain", "EuclideanBall", "PSDCone", "project_psd",
+           "TraceBoundedPSD", "linear_oracle", "lmo", "constraint_function"]
