@@ -232,7 +232,7 @@ def n_projections(M, k):
 AUTO_ETA_L = 0.5
 AUTO_C = 1.0
 AUTO_B1 = 1
-AUTO_PROJ_FRAC = 0.005     # M is capped so that the projections stay below this fraction of T
+AUTO_PROJ_FRAC = 0.0075    # M is capped so that the projections stay below this fraction of T
 
 
 def auto_eta(L_est):
@@ -256,18 +256,42 @@ def auto_M(L_est, lam):
     return max(1, _ceil(M_exact))
 
 
+AUTO_ETA_MAX_L = 0.75      # the largest step (times L_est) when the projection cap binds
+
+
+def auto_eta_M(L_est, lam, M_cap):
+    """Step and updates per epoch of the auto rule: ``(eta, M)``.
+
+    Uncapped (``auto_M(L_est, lam) <= M_cap``): ``eta = 0.5/L_est`` (the fastest
+    contraction of one extra-gradient step along the stiffest direction,
+    ``1 - eta h + (eta h)^2`` at ``eta h = 1/2``) and ``M = ceil(2 L_est/lam)``.
+    Capped (an ill-conditioned problem whose ``M`` would exceed the projection
+    budget): ``M = M_cap`` and the step grows towards ``AUTO_C / (M lam)`` so that
+    ``M eta lam`` stays near ``AUTO_C``, but not beyond ``AUTO_ETA_MAX_L / L_est``
+    (the stiff direction still contracts by ``0.81`` per step there). Measured on
+    MetricLearner's objective at ``lam = 1e-3``, ``T = 2e5``: ``F - F* = 7.6e-3``
+    with ``0.5/L_est``, ``2.8e-3`` with ``0.75/L_est``.
+    """
+    M = auto_M(L_est, lam)
+    if M <= M_cap:
+        return auto_eta(L_est), M
+    eta = min(AUTO_C / (M_cap * lam), AUTO_ETA_MAX_L / L_est)
+    return max(eta, auto_eta(L_est)), M_cap
+
+
 def auto_projections(T, M, B1=AUTO_B1):
     """Projections of the auto schedule with a constant ``M``: ``(2 M + 1) * n_epochs(T, M, B1)``
     (two per update and one for the epoch's mean)."""
     return (2 * M + 1) * n_epochs(T, M, B1)
 
 
-def auto_M_cap(T, B1=AUTO_B1, frac=AUTO_PROJ_FRAC):
+def auto_M_cap(T, B1=AUTO_B1, frac=None):
     """Largest ``M`` whose auto schedule makes at most ``max(frac * T, 3)`` projections (at least 1).
 
     Found by bisection: the projection count ``(2M + 1) * n_epochs(T, M, B1)``
     grows with ``M`` (``n_epochs`` falls only like ``log2(1/M)``).
     """
+    frac = AUTO_PROJ_FRAC if frac is None else frac
     P = max(frac * T, 3.0)
     lo, hi = 1, 1
     while hi < MAX_M and auto_projections(T, 2 * hi, B1) <= P:

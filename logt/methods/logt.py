@@ -46,6 +46,8 @@ class LogT(Method):
         ``B1`` are rounded UP (see :mod:`logt.params`). "auto" needs only ``lam``.
     eta : float > 0; M : int >= 1; B1 : int >= 1 -- explicit parameters.
     delta : failure probability in (0, 1) of Theorem 2.
+    proj_frac : "auto" only: ``M`` is capped so that the projections stay below
+        ``proj_frac * T`` (default ``logt.params.AUTO_PROJ_FRAC = 0.0075``).
 
     The auto rule
     -------------
@@ -53,21 +55,25 @@ class LogT(Method):
       at the epoch's start point, from a few Lanczos steps on Hessian-vector
       products formed as differences of two mini-batch gradients drawn with the
       same random numbers (:mod:`logt.curvature`), the batch doubled until two
-      estimates agree within 1.2x. Estimated at ``x0`` (in ``prepare``) and again
-      at the start of the following epochs until two successive estimates agree
-      within 1.25x (the curvature met near the optimum can be far below the
-      curvature at ``x0``: 20x for the metric-learning problems of the bank).
-      At most 5% of ``T`` is spent on estimates; a given ``L`` caps ``L_est``.
-    * **Step and epoch length**: ``eta = 1/(2 L_est)``, ``M = ceil(2 L_est/lam)``
-      (``M eta lam = 1``: see :func:`logt.params.auto_M`).
+      estimates agree within 1.2x (at most 2% of ``T``). Estimated at ``x0`` (in
+      ``prepare``) and re-estimated (3 warm-started Lanczos steps, at most 5% of the
+      epoch's calls, skipped when that is below 16 samples per gradient) at the start
+      of every later epoch: the curvature met near the optimum can be far below the
+      one at ``x0`` (logistic-type losses). The step grows by at most 2x per epoch;
+      a given ``L`` caps ``L_est``.
+    * **Step and epoch length** (:func:`logt.params.auto_eta_M`): ``eta = 1/(2 L_est)``,
+      ``M = ceil(2 L_est/lam)`` (``M eta lam = 1``), with ``M`` capped so that the
+      projections stay below ``proj_frac * T`` (0.75%); when the cap binds the step
+      grows up to ``0.75/L_est`` to keep ``M eta lam`` near 1.
     * **Budget**: ``B1 = 1``; the batch doubles every epoch and the last epoch
       absorbs what is left (:func:`logt.params.auto_schedule`), so all but fewer
       than ``2M`` of the ``T`` calls are used.
-    * **Safeguard**: an epoch whose iterate leaves the ball of radius
-      ``4 ||z_1 - w_k|| / (eta lam)`` around its start ``w_k`` (``||z_1 - w_k|| / eta``
-      is the first projected gradient; ``1/lam`` times it bounds the distance to
-      the optimum), or meets a non-finite value, is rolled back to ``w_k`` and
-      re-run with a 4x smaller step (and 4x more updates); after 6 failures a
+    * **Safeguard**: an epoch whose iterate leaves the trust ball around its start
+      ``w_k`` (radius ``4 g (1/lam + eta sqrt(M))``, ``g`` the larger of the first
+      projected gradient ``||z_1 - w_k||/eta`` and the estimates' mean gradient norms:
+      ``g/lam`` bounds the distance to the optimum of a lam-strongly convex ``F``), or
+      meets a non-finite value, is rolled back to ``w_k`` and re-run with a 4x
+      smaller step (and up to 4x more updates); after 6 failures a
       ``FloatingPointError`` says so. Every call and projection, including those
       of estimates and failed epochs, is counted.
 
@@ -79,7 +85,9 @@ class LogT(Method):
     Counts: theorem and explicit rules: ``n_projections = 2*M*n_epochs``,
     ``n_calls = 2*M*B1*(2**n_epochs - 1) <= T``. Auto: ``n_calls = estimate
     calls + sum over epochs of 2*M_k*B_k <= T`` and ``n_projections = sum of
-    2*M_k``; with a constant ``M`` these are :func:`logt.params.auto_schedule`'s.
+    (2*M_k + 1)`` (the epoch's mean is projected once), plus the calls and
+    projections of rolled-back epochs; with a constant ``M`` and no roll-back these are
+    :func:`logt.params.auto_schedule`'s.
     """
 
     name = "logt"
@@ -94,6 +102,8 @@ class LogT(Method):
         "M": Option(None, positive_int, "extra-gradient updates per epoch (explicit)"),
         "B1": Option(None, positive_int, "first mini-batch size (explicit)"),
         "delta": Option(None, probability, "failure probability (theorem2)"),
+        "proj_frac": Option(None, probability,
+                            "auto: projection budget as a fraction of T (default logt.params.AUTO_PROJ_FRAC)"),
     }
 
     def __init__(self, **options):
@@ -110,6 +120,8 @@ class LogT(Method):
                                  f"(got {', '.join(given) or 'none'})")
         elif given:
             raise ValueError(f"method 'logt': pass either params={v['params']!r} or explicit eta, M, B1, not both")
+        if v["proj_frac"] is not None and v["params"] != "auto":
+            raise ValueError(f"method 'logt': proj_frac applies to params='auto' only, not {v['params']!r}")
         if v["params"] == "theorem2" and v["delta"] is None:
             raise ValueError("method 'logt' with params='theorem2' needs delta (0 < delta < 1)")
 
@@ -179,12 +191,9 @@ class LogT(Method):
     # ---- the auto rule -------------------------------------------------------------------
     def _prepare_auto(self, run):
         T, lam = run.T, run.lam
-        B_max = max(1, int(EST_FRAC0 * T) // (2 * (EST_ITER + 1)))
-        L_raw, det = estimate_curvature_adaptive(run, run.x0, min(EST_B0, B_max), B_max, EST_ITER,
-                                                 agree=EST_AGREE)
-        L = _cap(L_raw, run.L)
-        M_cap = _params.auto_M_cap(T)
-        M = min(_params.auto_M(L, lam), M_cap)
+        L, L_raw, det = estimate_at_x0(run)
+        M_cap = _params.auto_M_cap(T, frac=self.values["proj_frac"])
+        eta, M = _params.auto_eta_M(L, lam, M_cap)
         B1 = _params.AUTO_B1
         batches, calls, proj = _params.auto_schedule(T - run.n_calls, M, B1)
         if not batches:
@@ -192,10 +201,24 @@ class LogT(Method):
                 f"T={T} is below one epoch of Algorithm 1 with the auto rule: the curvature estimate "
                 f"used {run.n_calls} calls and L_est = {L:.4g}, lam = {lam:.4g} give M = {M}, so one "
                 f"epoch needs 2*M*B1 = {2 * M * B1} more calls; the minimum T is {run.n_calls + 2 * M * B1}")
-        return {"rule": "auto", "eta": _params.auto_eta(L), "M": M, "B1": B1, "M_cap": M_cap,
+        return {"rule": "auto", "eta": eta, "M": M, "B1": B1, "M_cap": M_cap,
                 "L_est": L, "L_est_raw": L_raw, "estimate_B": det["B"], "estimate_calls": det["calls"],
                 "grad_norm0": det["grad_norm"], "planned_epochs": len(batches),
                 "planned_calls": calls + det["calls"], "planned_projections": proj}
+
+
+def estimate_at_x0(run):
+    """The auto rule's curvature estimate at ``run.x0`` (shared by ``logt`` and ``logt_acc``).
+
+    Lanczos on common-random-number gradient differences (:func:`logt.curvature.estimate_curvature_adaptive`),
+    batch ``16, 32, ...`` until two estimates agree within ``EST_AGREE``, at most ``EST_FRAC0 * T``
+    oracle calls, all counted in ``run.n_calls``. Returns ``(L, L_raw, details)`` with ``L =
+    min(L_raw, run.L)`` (a given ``L`` caps the estimate).
+    """
+    B_max = max(1, int(EST_FRAC0 * run.T) // (2 * (EST_ITER + 1)))
+    L_raw, det = estimate_curvature_adaptive(run, run.x0, min(EST_B0, B_max), B_max, EST_ITER,
+                                             agree=EST_AGREE)
+    return _cap(L_raw, run.L), L_raw, det
 
 
 def _cap(L_est, L):
@@ -214,8 +237,7 @@ def _set_L(st, L, lam):
     """Step and epoch length from the curvature ``L`` (not below the safeguard's floor)."""
     L = max(L, st["L_floor"], lam)
     st["L"] = L
-    st["eta"] = _params.auto_eta(L)
-    st["M"] = min(_params.auto_M(L, lam), st["M_cap"])
+    st["eta"], st["M"] = _params.auto_eta_M(L, lam, st["M_cap"])
 
 
 def _epoch_start(run, st):
