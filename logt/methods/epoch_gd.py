@@ -4,7 +4,12 @@ Epoch ``k`` runs ``T_k = T1 * 2**(k-1)`` projected SGD steps with the fixed step
 ``eta_k = eta1 / 2**(k-1)`` from ``w_k``; ``w_{k+1}`` is the mean of that epoch's
 ``T_k`` iterates (in D by convexity, no extra projection). Complete epochs only:
 ``n_calls = n_projections = T1 * (2**K - 1) <= T``. Defaults ``T1 = 4``,
-``eta1 = 1/lam``.
+``eta1 = 1/lam`` (Hazan-Kale's), except when ``L > lam`` is known (given or
+``oracle.L``): then ``eta1 = 1/L`` and ``T1 = ceil(4 L/lam)``, which keeps their
+product ``eta1 * T1 * lam = 4`` (the first epoch's contraction) while a first
+step above ``2/L`` would blow up along the stiff directions on an unbounded
+domain (the PSD cone with ``L/lam = 35``: excess 1e17). A deviation from
+Hazan-Kale; with ``L = lam`` (the paper's toy) nothing changes.
 """
 import math
 
@@ -23,8 +28,9 @@ class EpochGD(Method):
 
     Options
     -------
-    T1 : int >= 1, the first epoch's length (default 4).
-    eta1 : float > 0, the first epoch's step (default ``1/lam``).
+    T1 : int >= 1, the first epoch's length (default 4; ``ceil(4 L/lam)`` when ``L > lam`` is known).
+    eta1 : float > 0, the first epoch's step (default ``1/lam``; ``1/L`` when ``L > lam`` is known).
+        Give ``T1=4, eta1=1/lam`` for Hazan-Kale's exact schedule.
 
     Counts: ``n_calls = n_projections = T1*(2**K - 1) <= T`` for the ``K`` complete epochs.
     """
