@@ -35,6 +35,8 @@ def build_parser():
     m.add_argument("--T", type=_int, default=200_000,
                    help="budget of pair gradients per run, all methods (default 2e5)")
     m.add_argument("--lam", type=float, default=0.1, help="regularization lam (default 0.1)")
+    m.add_argument("--methods", default=None,
+                   help="extra rows, comma-separated: logt_acc, minibatch_sgd, one_projection_sgd, sgd_suffix")
     _add_run_options(m, "independent runs per method", "results/metric")
 
     k = sub.add_parser("kappa", help="projections needed vs L/lam: logT, logT-acc and the baselines")

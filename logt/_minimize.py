@@ -144,9 +144,9 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     ==================== ================================================ ============= ==============================================
     "logt"               Algorithm 1: extra-gradient epochs, doubling     O(1/T)        2*M*n_epochs = O((L/lam) log T)
                          batches (params, eta, M, B1, delta)
-    "logt_acc"           multi-stage AC-SA (Ghadimi-Lan), batches growing O(1/T)        N*K, N ~ sqrt(32 L/lam), K ~ log4(3T/N):
-                         4x per stage; needs L (params, L, N, B1,                       O(sqrt(L/lam) log T)
-                         growth, average)
+    "logt_acc"           multi-stage AC-SA (Ghadimi-Lan), batches growing O(1/T)        N*(K-1) + N_last, N ~ sqrt(32 L/lam),
+                         4x per stage; needs L (params, L, N, N_last,                   N_last ~ sqrt(2 L/lam), K ~ log4(3T/N):
+                         B1, growth, average)                                           O(sqrt(L/lam) log T)
     "sgd"                projected SGD, step 1/(lam t) (average: last,    O(log T/T);   T
                          uniform, suffix)                                 suffix O(1/T)
     "epoch_gd"           Hazan-Kale Epoch-GD (T1, eta1)                   O(1/T)        T1*(2**K - 1) <= T

@@ -35,6 +35,42 @@ def test_diagonal_quadratic_gradient_is_unbiased_and_noise_is_uniform():
     assert np.array_equal(g1, g2) and len(set(g1)) == 3
 
 
+def _reference_noise_mean(seed, m, B, noise):
+    """NumPy re-implementation of the documented stream (pairs of samples per next_uint64, odd tail)."""
+    bg = np.random.PCG64(seed)
+    as_int = lambda r: r.astype(np.uint32).view(np.int32).astype(np.int64)          # noqa: E731
+    raw = bg.random_raw((B // 2) * m).reshape(B // 2, m)
+    S = as_int(raw & 0xFFFFFFFF).sum(0) + as_int(raw >> np.uint64(32)).sum(0)
+    if B % 2:
+        r = bg.random_raw((m + 1) // 2)
+        S = S + np.stack([as_int(r & 0xFFFFFFFF), as_int(r >> np.uint64(32))], 1).reshape(-1)[:m]
+    return (noise * 2.0 ** -31) * (S.astype(np.float64) * (1.0 / B) + 0.5), bg
+
+
+@pytest.mark.parametrize("B", [1, 2, 3, 10, 101])
+@pytest.mark.parametrize("shape", [(1,), (4,), (7,), (3, 3)])
+def test_diagonal_quadratic_matches_the_stream_bit_for_bit(shape, B):
+    r = np.random.default_rng(len(shape) * 10 + shape[0])
+    h = r.uniform(1.0, 5.0, shape)
+    a, x = r.standard_normal(shape), r.standard_normal(shape)
+    if len(shape) == 2:
+        h, a, x = h + h.T, a + a.T, x + x.T
+    o = DiagonalQuadratic(h, a, noise=1.5)
+    rng = np.random.default_rng(99)
+    out = o.mean_grad(x, B, rng)
+    m = shape[0] * (shape[0] + 1) // 2 if len(shape) == 2 else shape[0]
+    z, bg = _reference_noise_mean(99, m, B, 1.5)
+    ref = h * (x - a)
+    if len(shape) == 2:
+        Z = np.empty(shape)
+        iu = np.triu_indices(shape[0])
+        Z[iu] = z
+        Z.T[iu] = z
+        z = Z
+    np.testing.assert_array_equal(out, ref + z.reshape(shape))
+    np.testing.assert_array_equal(rng.bit_generator.random_raw(3), bg.random_raw(3))
+
+
 def test_diagonal_quadratic_validates():
     with pytest.raises(ValueError, match="h must be finite and > 0"):
         DiagonalQuadratic(np.array([1.0, 0.0]), np.zeros(2))

@@ -38,6 +38,7 @@ from scipy.linalg.cython_lapack cimport dsyevd, dsyevr
 
 from logt._kernels._base cimport CompiledDomain
 from logt._kernels._free cimport ConstraintFunction, LinearOracle
+from logt._kernels._psd cimport _mirror_upper
 
 SYM_TOL = 1e-10
 
@@ -68,13 +69,6 @@ def _check_symmetric(a, name):
     if asym > SYM_TOL * amax:
         raise ValueError(f"{name} must be symmetric: max|{name} - {name}.T| = {asym:.3g} exceeds "
                          f"{SYM_TOL:g} * max|{name}| = {SYM_TOL * amax:.3g}")
-
-
-cdef inline void _mirror_upper(double* x, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i, j
-    for i in range(n):
-        for j in range(i + 1, n):
-            x[j * n + i] = x[i * n + j]
 
 
 cdef double _scale_exponent(const double* x, int n, int* e) noexcept nogil:

@@ -25,11 +25,9 @@ from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
 from logt._kernels._base cimport CompiledOracle
+from logt._kernels._toy cimport uniform_noise_sums
 from logt._kernels._base import _as_point
 
-ctypedef uint64_t (*next64_fn)(void*) noexcept nogil
-
-cdef int64_t _PAIRS_PER_FLUSH = (<int64_t>1) << 30
 cdef double _TWO_M31 = 4.656612873077393e-10
 
 
@@ -140,42 +138,13 @@ cdef class DiagonalQuadratic(CompiledOracle):
             out[k] = h[k] * (x[k] - a[k])
         if self.noise == 0.0:
             return 0
-        cdef int64_t* acc = <int64_t*>malloc(m * sizeof(int64_t))
         cdef double* tot = <double*>malloc(m * sizeof(double))
-        if acc == NULL or tot == NULL:
-            free(acc)
-            free(tot)
+        if tot == NULL:
             return -1
-        for e in range(m):
-            acc[e] = 0
-            tot[e] = 0.0
-        cdef next64_fn next64 = rng.next_uint64
-        cdef void* st = rng.state
-        cdef uint64_t r
-        cdef int64_t pairs = B // 2, p, cnt, done = 0
-        while done < pairs:
-            cnt = pairs - done
-            if cnt > _PAIRS_PER_FLUSH:
-                cnt = _PAIRS_PER_FLUSH
-            for p in range(cnt):
-                for e in range(m):
-                    r = next64(st)
-                    acc[e] += (<int64_t>(<int32_t>(<uint32_t>r))
-                               + <int64_t>(<int32_t>(<uint32_t>(r >> 32))))
-            for e in range(m):
-                tot[e] += <double>acc[e]
-                acc[e] = 0
-            done += cnt
-        if B & 1:
-            e = 0
-            while e < m:
-                r = next64(st)
-                acc[e] += <int64_t>(<int32_t>(<uint32_t>r))
-                if e + 1 < m:
-                    acc[e + 1] += <int64_t>(<int32_t>(<uint32_t>(r >> 32)))
-                e += 2
-            for e in range(m):
-                tot[e] += <double>acc[e]
+        cdef int rc = uniform_noise_sums(rng, m, B, tot)
+        if rc != 0:                      # -1 (no workspace) or LOGT_INTERRUPTED (a signal is pending)
+            free(tot)
+            return rc
         cdef double scale = self.noise * _TWO_M31, invB = 1.0 / <double>B, z
         if self.symmetric:
             e = 0
@@ -189,6 +158,5 @@ cdef class DiagonalQuadratic(CompiledOracle):
         else:
             for e in range(m):
                 out[e] += scale * (tot[e] * invB + 0.5)
-        free(acc)
         free(tot)
         return 0

@@ -16,7 +16,7 @@ from logt.methods._base import Method, Option, one_of, positive_float, positive_
 
 PARAM_RULES = ("theory", "explicit", "auto")
 N_FACTOR = 32.0          # N(N+1) >= 32 L/lam: 4 L/(lam N (N+1)) <= 1/8 contraction of the bias per stage
-N_LAST_FACTOR = 8.0      # the last stage: N_last(N_last+1) >= 8 L/lam, a 1/2 contraction (nothing follows it)
+N_LAST_FACTOR = 2.0      # the last stage: N_last(N_last+1) >= 2 L/lam, bias bound 2x (nothing follows it)
 
 
 def _ceil(x):
@@ -29,7 +29,7 @@ def _ceil(x):
 
 def theory_N(L, lam, factor=N_FACTOR):
     """Iterations of a stage by the theory rule: the smallest ``N`` with ``N (N + 1) >= factor * L/lam``
-    (``factor`` 32 for the stages before the last, 8 for the last)."""
+    (``factor`` 32 for the stages before the last, 2 for the last)."""
     kappa = float(L) / float(lam)
     if not (math.isfinite(kappa) and kappa >= 1.0):
         raise ValueError(f"L/lam must be finite and >= 1, got {kappa!r}")
@@ -77,6 +77,15 @@ def counts(T, N, N_last, B1, growth=4):
     return K, N * sum(b[:-1]) + N_last * b[-1], N * (K - 1) + N_last
 
 
+def _param_rule(v, name):
+    """``"theory"`` or ``"explicit"``; ``"auto"`` (a curvature estimate) is not wired to this method yet."""
+    if v == "auto":
+        raise ValueError(f"method 'logt_acc' has no {name}='auto' rule yet: it needs the smoothness L "
+                         "(minimize's L=, options={'L': ...} or oracle.L) with params='theory', or an "
+                         "explicit N")
+    return one_of(*PARAM_RULES)(v, name)
+
+
 def _growth(v, name):
     v = positive_int(v, name)
     if not 2 <= v <= 7:
@@ -108,14 +117,14 @@ class LogTAcc(Method):
         x_ag = a x + (1-a) x_ag                                            # in D, no projection
 
     The next stage starts from ``p = x_ag``. Stages ``1..K-1`` run ``N``
-    iterations, the last stage ``N_last`` (about ``N/2``) with the rest of the
+    iterations, the last stage ``N_last`` (about ``N/4``) with the rest of the
     budget; it returns the mean of its ``x_ag`` over ``t = N_last//2 + 1 ..
     N_last`` (``average="suffix"``, the default; in ``D`` by convexity, no
     projection) or its last ``x_ag`` (``average="last"``).
 
     Parameter rule ("theory"): ``N`` = the smallest integer with
     ``N(N+1) >= 32 L/lam`` (about ``5.66 sqrt(L/lam)``), ``N_last`` the
-    smallest with ``N_last(N_last+1) >= 8 L/lam`` (about ``2.83 sqrt(L/lam)``),
+    smallest with ``N_last(N_last+1) >= 2 L/lam`` (about ``1.41 sqrt(L/lam)``),
     ``B1 = 1``, batches ``B_k = B1 growth^(k-1)`` with ``growth = 4``.
 
     Why it works. AC-SA's bound with mini-batches of ``B`` samples of variance
@@ -125,17 +134,20 @@ class LogTAcc(Method):
     the excess ``D`` to at most ``D/8 + 4 sigma^2/(lam B_k (N+1))``; since the
     batch grows by ``growth < 8`` per stage, the variance terms form a
     geometric series dominated by the latest stage and the initial excess
-    shrinks like ``8^-K``. The last stage needs no contraction beyond a
-    constant (nothing follows it): ``N_last(N_last+1) >= 8 L/lam`` gives
-    ``D/2 + 4 sigma^2/(lam B_K (N_last+1))`` for its last ``x_ag`` and, by
-    convexity, ``2 D + 8 sigma^2/(lam B_K (N_last+1))`` for the suffix mean.
+    shrinks like ``8^-K``. The last stage needs no contraction (nothing
+    follows it, and the excess ``D`` it starts from is already at the
+    variance level of stage ``K-1``): ``N_last(N_last+1) >= 2 L/lam`` keeps its
+    bias bounded, ``2 D + 4 sigma^2/(lam B_K (N_last+1))`` for its last
+    ``x_ag`` and, by convexity (``t(t+1) >= N_last(N_last+1)/4`` over the
+    suffix), ``8 D + 8 sigma^2/(lam B_K (N_last+1))`` for the suffix mean.
     With ``T ~ N B1 growth^K`` this is ``E[F - F*] <= O((N B1/T)^(3/2))
     (F(x0) - F*) + O(sigma^2/(lam T))``, the optimal rate, with
-    ``N (K - 1) + N_last`` projections, ``K = O(log T)``. (Measured: a last
-    stage of ``N/2`` iterations with a twice larger batch gives a 1.5-3x smaller
-    excess than ``N`` iterations at the same budget on the quadratics of
-    ``python -m logt kappa``: the averaged ``x_ag`` of the early, cautious
-    iterations spreads less across a curved boundary of ``D``.)
+    ``N (K - 1) + N_last`` projections, ``K = O(log T)``. Why the last stage
+    is short: AC-SA's steps follow the worst-case ``L``, so each iteration
+    injects noise also in stiff directions; measured (README, Methods) on the
+    kappa sweep and held-out problems, ``c = 2`` in ``N_last(N_last+1) >= c L/lam``
+    gives up to 3x smaller excess than ``c = 8``, within noise or up to 2x
+    worse on a box problem.
 
     Options
     -------
@@ -166,7 +178,7 @@ class LogTAcc(Method):
     projections = "N*(K-1) + N_last, N ~ sqrt(32 L/lam), K ~ log4(3T/N): O(sqrt(L/lam) log T)"
     uses_minibatches = True
     options = {
-        "params": Option("theory", one_of(*PARAM_RULES), "parameter rule"),
+        "params": Option("theory", _param_rule, "parameter rule"),
         "L": Option(None, positive_float, "smoothness used (default: minimize's L / oracle.L)"),
         "N": Option(None, positive_int, "AC-SA iterations per stage (explicit)"),
         "N_last": Option(None, positive_int, "AC-SA iterations of the last stage"),
