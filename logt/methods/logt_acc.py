@@ -78,11 +78,7 @@ def counts(T, N, N_last, B1, growth=4):
 
 
 def _param_rule(v, name):
-    """``"theory"`` or ``"explicit"``; ``"auto"`` (a curvature estimate) is not wired to this method yet."""
-    if v == "auto":
-        raise ValueError(f"method 'logt_acc' has no {name}='auto' rule yet: it needs the smoothness L "
-                         "(minimize's L=, options={'L': ...} or oracle.L) with params='theory', or an "
-                         "explicit N")
+    """``"theory"``, ``"explicit"`` or ``"auto"`` (``L`` from logT's curvature estimate, see ``LogTAcc``)."""
     return one_of(*PARAM_RULES)(v, name)
 
 
