@@ -146,8 +146,7 @@ def e2e_section(quick, log, data_dir=None):
                      f"{r['F']:.6g}", _x(ratio), verdict])
     head = ["problem", "contender", "T", "projections", "wall-clock", "final F",
             "NumPy SGD time / this", "target"]
-    note = ("logT on Adult: the practical setting (eta = 4/L, M = 8, B1 = 4; "
-            "`logt.practical_metric_params`); toy: Theorem 1 parameters. "
+    note = ("logT: its default rule, params=\"auto\" (no parameter tuned on these problems). "
             f"Single runs, seed {e2e.SEED}.")
     return "### End to end (one run each)\n\n" + _table(head, rows) + "\n\n" + note
 
