@@ -140,28 +140,28 @@ int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps)
     return sweep < max_sweeps ? sweep : LOGT_JACOBI_NOCONV;
 }
 
-int logt_psd_project_small(int n, double *x, double *work)
+/* x (upper triangle) <- x * 2^k, entry by entry (exact unless the result is
+ * subnormal, where it is correctly rounded). */
+static void ldexp_upper(int n, double *x, int k)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        for (j = i; j < n; j++) {
+            x[i * n + j] = ldexp(x[i * n + j], k);
+        }
+    }
+}
+
+/* The projection for max|a_ij| = amax in [0.5 * 2^e, 2^e), |e| <= LOGT_SAFE_EXP. */
+static int project_scaled(int n, double *x, double *work, int e)
 {
     double *a = work;
     double *v = work + (size_t)n * (size_t)n;
     double *w = v + (size_t)n * (size_t)n;
-    double amax = 0.0, scale, unscale;
-    int i, j, k, e, npos = 0, nneg = 0, status;
+    double scale, unscale;
+    int i, j, k, npos = 0, nneg = 0, status;
 
-    for (i = 0; i < n; i++) {
-        for (j = i; j < n; j++) {
-            double t = fabs(x[i * n + j]);
-            if (t > amax) {
-                amax = t;
-            }
-        }
-    }
-    if (amax == 0.0) {
-        memset(x, 0, (size_t)n * (size_t)n * sizeof(double));
-        return 0; /* the zero matrix is PSD */
-    }
     /* Exact power-of-two scaling to max|a_ij| in [0.5, 1). */
-    frexp(amax, &e);
     scale = ldexp(1.0, -e);
     unscale = ldexp(1.0, e);
     for (i = 0; i < n; i++) {
@@ -178,6 +178,8 @@ int logt_psd_project_small(int n, double *x, double *work)
             npos++;
         } else if (w[k] < 0.0) {
             nneg++;
+        } else if (w[k] != 0.0) {
+            return LOGT_JACOBI_NONFINITE;   /* NaN */
         }
     }
     if (nneg == 0) {
@@ -217,8 +219,56 @@ int logt_psd_project_small(int n, double *x, double *work)
         }
     }
     for (i = 0; i < n; i++) {
+        if (!isfinite(x[i * n + i])) {
+            /* a NaN in any eigenvector row reaches its diagonal entry */
+            return LOGT_JACOBI_NONFINITE;
+        }
         for (j = i + 1; j < n; j++) {
             x[j * n + i] = x[i * n + j];
+        }
+    }
+    return 0;
+}
+
+int logt_psd_project_small(int n, double *x, double *work)
+{
+    double amax = 0.0;
+    int i, j, e, status;
+
+    if (n > 2 * LOGT_JACOBI_MAX_PAIRS) {
+        return LOGT_JACOBI_TOOBIG;
+    }
+    for (i = 0; i < n; i++) {
+        for (j = i; j < n; j++) {
+            double t = fabs(x[i * n + j]);
+            if (t > amax) {
+                amax = t;
+            }
+        }
+    }
+    if (amax == 0.0) {
+        memset(x, 0, (size_t)n * (size_t)n * sizeof(double));
+        return 0; /* the zero matrix is PSD */
+    }
+    if (!isfinite(amax)) {
+        return LOGT_JACOBI_NONFINITE;
+    }
+    frexp(amax, &e);
+    if (e >= -LOGT_SAFE_EXP && e <= LOGT_SAFE_EXP) {
+        return project_scaled(n, x, work, e);
+    }
+    /* Subnormal or near-overflow entries: 2^-e or 2^e is not a normal
+     * number, so rescale the matrix itself (max|a_ij| in [0.5, 1)), project,
+     * and scale the result back, checking for overflow. */
+    ldexp_upper(n, x, -e);
+    status = project_scaled(n, x, work, 0);
+    if (status != 0) {
+        return status;
+    }
+    for (i = 0; i < n * n; i++) {
+        x[i] = ldexp(x[i], e);
+        if (isinf(x[i])) {
+            return LOGT_JACOBI_OVERFLOW;
         }
     }
     return 0;

@@ -22,6 +22,22 @@ extern "C" {
 #define LOGT_JACOBI_MAX_PAIRS 256
 #define LOGT_JACOBI_TOOBIG (-1002)
 
+/* The projection of a finite matrix is not representable (an entry exceeds
+ * DBL_MAX; possible only when max|a_ij| is within a factor ~n of DBL_MAX). */
+#define LOGT_JACOBI_OVERFLOW (-1003)
+
+/* A non-finite value appeared in the result of a finite input (never
+ * expected; reported instead of returning NaN). */
+#define LOGT_JACOBI_NONFINITE (-1004)
+
+/* Power-of-two exponents e (max|a_ij| = f * 2^e, f in [0.5, 1)) with
+ * |e| <= LOGT_SAFE_EXP are scaled by multiplying with 2^-e and 2^e, which are
+ * normal numbers, and no result can overflow (|result| <= n * 2^e). Outside
+ * this range (subnormal or near-DBL_MAX entries) the matrix is rescaled in
+ * place entry by entry with ldexp and scaled back at the end, with an
+ * overflow check. */
+#define LOGT_SAFE_EXP 1000
+
 /* Eigendecomposition A = V diag(w) V^T of the symmetric n x n matrix in `a`.
  *
  * a : n*n doubles; only the upper triangle (j >= i, a[i*n+j]) is read; the whole
@@ -41,10 +57,12 @@ int logt_jacobi_eigh(int n, double *a, double *w, double *v, int max_sweeps);
 /* In-place Frobenius projection of the symmetric n x n matrix x onto the PSD
  * cone: x <- V diag(max(w, 0)) V^T. Reads only the upper triangle of x and
  * writes a exactly symmetric result. The matrix is scaled by a power of two
- * (exact) so entries of any finite magnitude work.
+ * (exact) so entries of any finite magnitude work, subnormal ones included.
+ * On error x holds no meaningful values.
  *
  * work : 2*n*n + n doubles of scratch.
- * Returns 0, LOGT_JACOBI_NOCONV or LOGT_JACOBI_TOOBIG.
+ * Returns 0, LOGT_JACOBI_NOCONV, LOGT_JACOBI_TOOBIG, LOGT_JACOBI_OVERFLOW
+ * (the projection is not representable) or LOGT_JACOBI_NONFINITE.
  */
 int logt_psd_project_small(int n, double *x, double *work);
 

@@ -1,4 +1,4 @@
-"""Command line: python -m logt toy | metric | bench.
+"""Command line: python -m logt toy | metric | kappa | bench.
 
 Exit codes: 0 success; 2 a usage error (bad option or value, missing data folder,
 no command: the help is printed), always as one line "logt: error: ..." on
@@ -9,7 +9,7 @@ import math
 import sys
 
 DESCRIPTION = ("Experiments of logt (Zhang et al., ICML 2013): 'toy' reproduces Fig. 1, 'metric' "
-               "Fig. 2, 'bench' prints the speed report. Exit codes: 0 success, 2 usage error.")
+               "Fig. 2, 'kappa' projections vs L/lam, 'bench' prints the speed report. Exit codes: 0 success, 2 usage error.")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +69,7 @@ METRIC_T_MIN = 1000
 
 def build_parser():
     ap = _Parser(prog="logt", description=DESCRIPTION)
-    sub = ap.add_subparsers(dest="cmd", metavar="{toy,metric,bench}", parser_class=_Parser)
+    sub = ap.add_subparsers(dest="cmd", metavar="{toy,metric,kappa,bench}", parser_class=_Parser)
 
     t = sub.add_parser("toy", help="Fig. 1: logT, Epoch-GD and SGD on the 5x5 PSD toy problem",
                        description="Fig. 1: logT, Epoch-GD and SGD on the 5x5 PSD toy problem, for T on a "
@@ -77,6 +77,8 @@ def build_parser():
     t.add_argument("--T-max", type=_count(1), default=10**6, help="largest budget T (default 1e6)")
     t.add_argument("--T-min", type=_count(1), default=10**3, help="smallest budget T, <= --T-max (default 1e3)")
     t.add_argument("--per-decade", type=_count(1), default=2, help="grid points per decade of T (default 2)")
+    t.add_argument("--methods", default=None,
+                   help="extra rows, comma-separated: logt_acc, minibatch_sgd, one_projection_sgd, sgd_suffix")
     _add_run_options(t, "independent runs per (method, T)", "results/toy")
 
     m = sub.add_parser("metric", help="Fig. 2: F(W) vs projections for metric learning (logT, Epoch-GD, SGD)",
@@ -90,7 +92,22 @@ def build_parser():
     m.add_argument("--T", type=_count(METRIC_T_MIN), default=200_000,
                    help=f"budget of pair gradients per run, all methods, >= {METRIC_T_MIN} (default 2e5)")
     m.add_argument("--lam", type=_positive_float, default=0.1, help="regularization lam > 0 (default 0.1)")
+    m.add_argument("--methods", default=None,
+                   help="extra rows, comma-separated: logt_acc, minibatch_sgd, one_projection_sgd, sgd_suffix")
     _add_run_options(m, "independent runs per method", "results/metric")
+
+    k = sub.add_parser("kappa", help="projections needed vs L/lam: logT, logT-acc and the baselines",
+                       description="Projections each method needs to reach a target accuracy, against the "
+                                   "condition number L/lam.")
+    k.add_argument("--T", type=_count(1), default=200_000, help="budget per run, all methods (default 2e5)")
+    k.add_argument("--kappas", default="1,10,100,1000,1e4", help="values of L/lam (default 1,10,100,1000,1e4)")
+    k.add_argument("--domains", default="psd,ball", help="psd and/or ball (default both)")
+    k.add_argument("--methods", default=None, help="comma-separated rows (default all; see logt.experiments.kappa)")
+    k.add_argument("--tol", type=_positive_float, default=1.0,
+                   help="target = tol * best baseline's excess, > 0 (default 1)")
+    k.add_argument("--max-extend", type=_count(1), default=16,
+                   help="rerun methods short of the target with 4T, 16T, ... up to this factor (default 16)")
+    _add_run_options(k, "independent runs per (method, L/lam)", "results/kappa")
 
     sub.add_parser("bench", add_help=False,
                    help="the speed report: same as python -m logt.bench (its options follow 'bench')")
@@ -114,6 +131,9 @@ def _run(ap, args):
                 ap.error(f"--data-dir {d!r} is not a folder")
         from logt.experiments import metric
         return metric.main(args)
+    if args.cmd == "kappa":
+        from logt.experiments import kappa
+        return kappa.main(args)
     ap.error(f"unknown command {args.cmd}")
 
 
@@ -128,7 +148,7 @@ def main(argv=None):
         return 2
     args = ap.parse_args(argv)
     if args.cmd is None:
-        ap.error("choose a command: toy, metric or bench (see logt --help)")
+        ap.error("choose a command: toy, metric, kappa or bench (see logt --help)")
     try:
         return _run(ap, args)
     except (ValueError, TypeError, OSError) as e:

@@ -127,8 +127,8 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
         the domain once before the run; that setup projection is not counted in
         ``n_projections``, which counts the method's own projections.
     rng : int seed, ``SeedSequence`` or ``Generator``; the same seed gives bit-identical results.
-    callback : ``callback(state)`` after each epoch (logt, epoch_gd) or trace point
-        (sgd), with ``state.x, .fun, .n_calls, .n_projections, .epoch``; return
+    callback : ``callback(state)`` after each epoch / stage (logt, epoch_gd, logt_acc) or
+        trace point (the SGD-type methods, frank_wolfe), with ``state.x, .fun, .n_calls, .n_projections, .epoch``; return
         True to stop early (then ``success`` is False).
     checkpoint : path; the run's state is saved there atomically (temporary file +
         rename) at a segment boundary whenever ``checkpoint_every`` seconds (default
@@ -139,13 +139,34 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
 
     Methods
     -------
-    ========== ==================================================== ===================== =====================================
-    method     what runs                                            rate                  projections
-    ========== ==================================================== ===================== =====================================
-    "logt"     Algorithm 1 (options params, eta, M, B1, delta)      O(1/T)                2*M*n_epochs = O((L/lam) log T)
-    "sgd"      projected SGD, step 1/(lam t) (option average)       O(log T/T); toy O(1/T) T
-    "epoch_gd" Hazan-Kale Epoch-GD (options T1, eta1)               O(1/T)                T1*(2**K - 1) <= T
-    ========== ==================================================== ===================== =====================================
+    ==================== ================================================ ============= ==============================================
+    method               what runs (options)                              rate          projections
+    ==================== ================================================ ============= ==============================================
+    "logt"               Algorithm 1: extra-gradient epochs, doubling     O(1/T)        2*M*n_epochs = O((L/lam) log T)
+                         batches (params, eta, M, B1, delta)
+    "logt_acc"           multi-stage AC-SA (Ghadimi-Lan), batches growing O(1/T)        N*(K-1) + N_last, N ~ sqrt(32 L/lam),
+                         4x per stage; needs L (params, L, N, N_last,                   N_last ~ sqrt(2 L/lam), K ~ log4(3T/N):
+                         B1, growth, average)                                           O(sqrt(L/lam) log T)
+    "sgd"                projected SGD, step 1/(lam t) (average: last,    O(log T/T);   T
+                         uniform, suffix)                                 suffix O(1/T)
+    "epoch_gd"           Hazan-Kale Epoch-GD (T1, eta1)                   O(1/T)        T1*(2**K - 1) <= T
+    "minibatch_sgd"      projected SGD on batches of B = ceil(sqrt T),    O(1/T)        T//B ~ sqrt(T)
+                         step min(1/L, 1/(lam t)) (B, step_cap, average)
+    "one_projection_sgd" SGD on F + penalty*max(c, 0) without projections O(log T/T)    1 (the average, at the end)
+                         (Mahdavi et al. 2012) (penalty, radius,
+                         step_cap, average)
+    "frank_wolfe"        stochastic Frank-Wolfe, batches ceil(c (k+1)^2), O(T^(-1/3))   0; one LMO per iteration, ~(3T/c)^(1/3)
+                         compact domains with an LMO (batch_scale)
+    ==================== ================================================ ============= ==============================================
+
+    When to use which: ``logt_acc`` when ``L`` is known (or estimated) and
+    projections are expensive, above all when ``L/lam`` is large; ``logt`` for
+    the paper's algorithm; ``sgd`` (``average="suffix"``) or ``minibatch_sgd``
+    when projections are cheap (they are the most accurate per oracle call);
+    ``frank_wolfe`` when the domain has a cheap LMO but an expensive projection
+    (e.g. ``TraceBoundedPSD`` for large d) and a low accuracy suffices;
+    ``one_projection_sgd`` when the domain is given by a constraint function
+    whose value and subgradient are cheaper than a projection.
 
     Each method's class in ``logt.methods`` documents its options and counts.
     The keywords ``params, eta, M, B1, delta, average, T1, eta1`` of the first
@@ -163,10 +184,11 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     ``FloatingPointError`` naming the method, epoch, step and step size; a run is
     never returned as a success with such a point.
 
-    The step loops of the SGD-type methods run compiled (no Python per step) when
-    the oracle and the domain are built-in compiled ones; with a Python oracle or
-    domain (``FunctionOracle``, ``CallableDomain``) they fall back to a Python
-    loop. All BLAS/LAPACK work runs on one thread during the call (see README).
+    The step loops of the SGD-type methods and Frank-Wolfe run compiled (no Python
+    per step) when the oracle and the domain (its projection, LMO or constraint
+    function) are built-in compiled ones; with a Python oracle or domain
+    (``FunctionOracle``, ``CallableDomain``) they fall back to a Python loop. All
+    BLAS/LAPACK work runs on one thread during the call (see README).
     """
     legacy_opts = _legacy_options(method, legacy)
     if legacy_opts:

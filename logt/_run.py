@@ -142,15 +142,42 @@ class Run:
             f"the iterate became non-finite (NaN or Inf) before a projection at "
             f"{self.where(epoch, step, eta)}; the step size is too large for this problem")
 
-    def steps(self, x, xsum, n_steps, rule, *, eta=0.0, lam=1.0, t0=0, epoch=None):
-        """``n_steps`` projected SGD steps on ``x`` in place, iterates added to ``xsum`` (counted)."""
+    def steps(self, x, xsum, n_steps, rule, *, eta=0.0, lam=1.0, t0=0, epoch=None, B=1):
+        """``n_steps`` projected SGD steps on ``x`` in place, each with a mean of ``B`` oracle
+        samples, iterates added to ``xsum`` (counted: ``B*n_steps`` calls, ``n_steps`` projections)."""
         if n_steps <= 0:
             return
         if self._stepper is None:
             self._stepper = Stepper(self)
-        gmax = self._stepper.run(x, xsum, n_steps, rule, eta=eta, lam=lam, t0=t0, epoch=epoch)
-        self.n_calls += n_steps
+        gmax = self._stepper.run(x, xsum, n_steps, rule, eta=eta, lam=lam, t0=t0, epoch=epoch, B=B)
+        self.n_calls += n_steps * B
         self.n_projections += n_steps
+        if self.grad_scale is None:
+            self.grad_scale = gmax
+
+    def penalty_steps(self, x, xsum, n_steps, rule, *, constraint, penalty, center, radius, eta=0.0,
+                      lam=1.0, t0=0, epoch=None):
+        """``n_steps`` SGD steps on ``F + penalty*max(c, 0)`` WITHOUT projections onto the domain
+        (one-projection SGD; see ``Stepper.penalty``): ``n_steps`` calls, no projection counted."""
+        if n_steps <= 0:
+            return
+        if self._stepper is None:
+            self._stepper = Stepper(self)
+        gmax = self._stepper.penalty(x, xsum, n_steps, rule, constraint, penalty, center, radius,
+                                     eta=eta, lam=lam, t0=t0, epoch=epoch)
+        self.n_calls += n_steps
+        if self.grad_scale is None:
+            self.grad_scale = gmax
+
+    def fw_steps(self, x, batches, *, k0, lmo, epoch=None):
+        """Stochastic Frank-Wolfe iterations ``k0+1 ..`` with mini-batches ``batches`` (see
+        ``Stepper.frank_wolfe``): ``sum(batches)`` calls, no projection counted."""
+        if len(batches) == 0:
+            return
+        if self._stepper is None:
+            self._stepper = Stepper(self)
+        gmax = self._stepper.frank_wolfe(x, batches, k0, lmo, epoch=epoch)
+        self.n_calls += int(np.sum(batches, dtype=np.int64))
         if self.grad_scale is None:
             self.grad_scale = gmax
 

@@ -1,32 +1,49 @@
-"""BLAS thread control.
+"""BLAS thread control: one BLAS thread for logt's LAPACK work, in any thread.
 
 numpy and scipy each bundle their own OpenBLAS, each with a pool of one thread
 per core. logt's LAPACK calls go to scipy's copy; when both pools are awake on
 a small machine they compete, and a d=123 eigendecomposition was measured 3x to
 40x slower than with one thread. logt's problem sizes (d up to a few hundred)
 do not gain from threaded BLAS, so logt runs its BLAS/LAPACK work with ONE
-thread in every BLAS library (via threadpoolctl) for the duration of:
+thread in every BLAS library:
 
-* a whole ``logt.minimize`` run (one limit set up per run, not per step),
-* a single ``project_psd`` / ``PSDCone.project`` call that reaches LAPACK
-  (small matrices take a BLAS-free path and pay nothing).
+* every PSD projection that reaches LAPACK sets the limit itself, in C,
+  around its LAPACK calls (``logt._kernels._blasctl``): it holds for each call
+  wherever it runs (main thread, worker threads, compiled step loops) and is
+  restored on every exit path, KeyboardInterrupt included;
+* ``single_threaded_blas()`` (used by ``logt.minimize`` for a whole run, and
+  public for a user's own loops) sets the same limit for a block.
 
-``single_threaded_blas()`` is public so a user's own loop of projections can
-pay the (~10 us) setup once. It nests and is thread-safe: the limit is set
-when the outermost block is entered and the previous settings are restored
-when the last block exits.
+Why not threadpoolctl's ``limit()`` alone: for OpenBLAS built with pthreads
+(numpy's and scipy's wheels) the thread count is one process-wide variable, and
+threadpoolctl >= 3.8 obeys only the first Python thread that sets it (the
+"controlling thread") and silently ignores the others while it lives. So
+limits set in worker threads did nothing: the same seed gave different bits
+there (up to 9e-15 at d=150) and 8 threads ran 4x slower. logt therefore
+uses threadpoolctl only to FIND the libraries, and calls each OpenBLAS's own
+``openblas_set_num_threads`` / ``openblas_get_num_threads`` directly, with a
+process-wide nesting count: the first block in saves the counts and sets 1,
+the last block out restores them. Other BLAS libraries (MKL, BLIS, FlexiBLAS,
+OpenBLAS built with OpenMP) are limited the same way through threadpoolctl's
+per-library setters.
 
-Set the environment variable ``LOGT_BLAS_THREADS=keep`` to leave BLAS thread
-counts alone entirely.
+Because OpenBLAS's count is process-wide, while any logt block or projection
+is active, BLAS calls made by other threads also run on one thread; the user's
+own count is restored when the last block ends. Set the environment variable
+``LOGT_BLAS_THREADS=keep`` to leave BLAS thread counts alone entirely (read at
+the first projection and again at every ``single_threaded_blas()`` call).
 """
-import contextlib
+import ctypes
 import os
 import threading
+import warnings
 
-_lock = threading.Lock()
-_depth = 0
-_limiter = None
+from logt._kernels import _blasctl
+
+_config_lock = threading.Lock()
+_configured = False
 _controller = None
+_fallback = None        # _PyLimiter for libraries not handled in C, or None
 
 
 def _enabled():
@@ -42,30 +59,123 @@ def _get_controller():
     return _controller
 
 
-@contextlib.contextmanager
+def _address(fn):
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def _openblas_pthreads_entry(lc):
+    """(get, set) C addresses of an OpenBLAS (pthreads) library, or None."""
+    if getattr(lc, "internal_api", None) != "openblas":
+        return None
+    if getattr(lc, "threading_layer", None) != "pthreads":
+        return None
+    dynlib = getattr(lc, "dynlib", None)
+    if dynlib is None:
+        return None
+    for prefix in ("", "scipy_"):
+        for suffix in ("", "64_", "_64"):
+            try:
+                g = getattr(dynlib, f"{prefix}openblas_get_num_threads{suffix}")
+                s = getattr(dynlib, f"{prefix}openblas_set_num_threads{suffix}")
+            except AttributeError:
+                continue
+            g.restype = ctypes.c_int
+            g.argtypes = []
+            s.restype = None
+            s.argtypes = [ctypes.c_int]
+            return _address(g), _address(s), g
+    return None
+
+
+class _PyLimiter:
+    """Process-wide nesting limit for libraries set through threadpoolctl."""
+
+    def __init__(self, libs):
+        self.libs = libs
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = []
+
+    def enter(self):
+        with self.lock:
+            if self.depth == 0:
+                self.saved = []
+                for lc in self.libs:
+                    n = lc.get_num_threads()
+                    if n is not None and n != 1:
+                        lc.set_num_threads(1)
+                        self.saved.append((lc, n))
+            self.depth += 1
+
+    def exit(self):
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                saved, self.saved = self.saved, []
+                for lc, n in saved:
+                    lc.set_num_threads(n)
+
+
+def _configure():
+    """Find the BLAS libraries once; hand OpenBLAS (pthreads) to the C limiter."""
+    global _configured, _fallback
+    with _config_lock:
+        if _configured:
+            return
+        entries, getters, others = [], [], []
+        try:
+            libs = _get_controller().select(user_api="blas").lib_controllers
+        except Exception as exc:   # threadpoolctl failed to inspect the process
+            warnings.warn(f"logt could not inspect the BLAS libraries ({exc}); "
+                          "BLAS thread counts are left alone", RuntimeWarning, stacklevel=3)
+            libs = []
+        for lc in libs:
+            e = _openblas_pthreads_entry(lc)
+            if e is None:
+                others.append(lc)
+            else:
+                entries.append(e[:2])
+                getters.append((lc, e[2]))
+        _blasctl.configure(entries)
+        _fallback = _PyLimiter(others) if others else None
+        _blasctl.set_enabled(_enabled())
+        if _enabled() and getters:
+            # check once that the setter works (it is process-wide)
+            with _blasctl.Limit():
+                bad = [lc.filepath for lc, g in getters if g() != 1]
+            if bad:
+                warnings.warn(f"logt could not limit {bad} to one BLAS thread; "
+                              "set OPENBLAS_NUM_THREADS=1 before starting Python",
+                              RuntimeWarning, stacklevel=3)
+        _configured = True
+
+
+def _ensure_configured():
+    """Configure on first use; returns the Python-level limiter (or None)."""
+    if not _configured:
+        _configure()
+    return _fallback
+
+
 def single_threaded_blas():
-    """Run the block with every BLAS library limited to one thread."""
-    global _depth, _limiter
-    if not _enabled():
-        yield
-        return
-    with _lock:
-        if _depth == 0:
-            _limiter = _get_controller().limit(limits=1, user_api="blas")
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _limiter is not None:
-                _limiter.restore_original_limits()
-                _limiter = None
+    """Context manager: every BLAS library limited to one thread in the block.
+
+    Nests and works from any thread (the limit is process-wide: set when the
+    first block in the process is entered, the previous counts restored when
+    the last one exits, also on KeyboardInterrupt). ``logt.minimize`` wraps a
+    whole run in it; wrap your own loop of projections to pay the (small)
+    setup once. With ``LOGT_BLAS_THREADS=keep`` it does nothing.
+    """
+    _ensure_configured()
+    on = _enabled()
+    if on != _blasctl.enabled():
+        _blasctl.set_enabled(on)
+    return _blasctl.Limit(_fallback if on else None)
 
 
 def blas_active():
-    """True when a ``single_threaded_blas`` block is active (cheap check for hot wrappers)."""
-    return _depth > 0
+    """True when a one-thread block or projection is active anywhere in the process."""
+    return _blasctl.depth() > 0
 
 
 def blas_info():

@@ -10,13 +10,17 @@
 """
 import gzip
 import os
+import re
+import zlib
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ._rng import check_rng
 
 __all__ = [
+    "MAX_FEATURE_INDEX",
     "load_libsvm",
     "normalize_rows",
     "binary_labels",
@@ -28,115 +32,415 @@ __all__ = [
 _GZIP_MAGIC = b"\x1f\x8b"
 _WS = np.zeros(256, dtype=bool)
 _WS[[9, 10, 11, 12, 13, 32]] = True      # the bytes that bytes.split() splits on
+_COMMENT = re.compile(rb"#[^\n]*")
 
-_partition = getattr(np, "strings", np.char).partition
+#: Largest feature index (1-based) ``load_libsvm`` accepts: the returned CSR
+#: matrix stores column indices as int32 (scipy's default, and what logt's
+#: kernels use), so an index above 2**31 - 1 is an error, never a wrap-around.
+MAX_FEATURE_INDEX = 2**31 - 1
+
+#: Default ``max_bytes``: at most 4 GiB of (decompressed) text is read.
+MAX_BYTES_DEFAULT = 4 * 2**30
+
+_CHUNK = 1 << 20          # bytes of text parsed per vectorized step
+_WIDE = 40                # longer labels / values / indices are parsed one by one
 
 
-def _read_bytes(path):
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data[:2] == _GZIP_MAGIC:
-        data = gzip.decompress(data)
-    return data
+class _State:
+    """What one piece of text leaves to the next (pieces end at a newline, or,
+    inside a line longer than a chunk, at whitespace)."""
+
+    def __init__(self):
+        self.line = 1             # number of the next piece's first line
+        self.cont = False         # the next piece starts inside a row
+        self.in_comment = False   # ... inside a '#' comment
+        self.last_idx = 0         # last feature index of the continuing row
+        self.row_has_feat = False  # the continuing row has a feature or qid already
+        self.rows = 0
+        self.max_idx = 0          # largest index so far and its line
+        self.max_line = 0
 
 
-def _first_bad(tokens, lines, convert):
-    """Line number (1-based) and text of the first token that ``convert`` rejects."""
-    for tok, line in zip(tokens, lines):
+def _open_text(path):
+    fh = open(path, "rb")
+    try:
+        head = fh.read(2)
+        fh.seek(0)
+    except BaseException:
+        fh.close()
+        raise
+    if head == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=fh, mode="rb"), fh
+    return fh, fh
+
+
+def _pieces(path, max_bytes):
+    """Yield the text in pieces of about _CHUNK bytes that end at a newline,
+    or at whitespace when one line is longer than a chunk (a single token is
+    never split). Counts the (decompressed) bytes against ``max_bytes``."""
+    reader, raw = _open_text(path)
+    total = 0
+    pending, plen = [], 0
+    try:
+        while True:
+            try:
+                block = reader.read(_CHUNK)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise ValueError(f"{os.fspath(path)!r}: corrupt gzip data ({exc})") from None
+            if not block:
+                break
+            total += len(block)
+            if max_bytes is not None and total > max_bytes:
+                raise ValueError(
+                    f"{os.fspath(path)!r} has more than max_bytes={max_bytes} bytes of text "
+                    "(decompressed); pass a larger max_bytes (or None) to read it")
+            pending.append(block)
+            plen += len(block)
+            if plen < _CHUNK:
+                continue
+            data = b"".join(pending)
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                # one line longer than a chunk: cut at its last whitespace
+                for ch in b" \t\r\x0b\x0c":
+                    cut = max(cut, data.rfind(bytes([ch])) + 1)
+            if cut == 0:
+                pending, plen = [data], len(data)     # a single long token: read on
+                continue
+            yield data[:cut]
+            rest = data[cut:]
+            pending, plen = ([rest], len(rest)) if rest else ([], 0)
+        if plen:
+            yield b"".join(pending)
+    finally:
+        reader.close()
+        raw.close()
+
+
+def _token(buf, s, e):
+    return bytes(buf[s:e]).decode("ascii", "replace")
+
+
+def _parse_fixed(buf, starts, lens, dtype, what, lines):
+    """Parse the tokens buf[s:s+len] as ``dtype`` (float64 or int64) in C:
+    tokens up to _WIDE bytes through a fixed-width view (no copy of the text
+    per token beyond its width), longer ones one by one. Raises ValueError
+    naming the line of the first token that does not parse."""
+    out = np.empty(len(starts), dtype=dtype)
+    if len(starts) == 0:
+        return out
+    wide = lens > _WIDE
+    narrow = ~wide
+    if narrow.any():
+        s_n, l_n = starts[narrow], lens[narrow]
+        w = int(l_n.max())
+        padded = np.concatenate((buf, np.zeros(w, dtype=np.uint8)))
+        g = sliding_window_view(padded, w)[s_n]          # (k, w) uint8 copy
+        g[np.arange(w) >= l_n[:, None]] = 0               # NUL padding is stripped
+        strs = g.view(f"S{w}").ravel()
         try:
-            convert(tok)
-        except ValueError:
-            return int(line), tok.decode("ascii", "replace")
-    return None, None
+            out[narrow] = strs.astype(dtype)
+        except (ValueError, OverflowError):
+            for k, t in enumerate(strs):
+                try:
+                    (float if dtype == np.float64 else int)(t)
+                except (ValueError, OverflowError):
+                    line = lines[np.flatnonzero(narrow)[k]]
+                    raise ValueError(f"malformed {what} {t.decode('ascii', 'replace')!r} "
+                                     f"on line {line}") from None
+            raise
+    for k in np.flatnonzero(wide):
+        t = bytes(buf[starts[k]:starts[k] + lens[k]])
+        try:
+            out[k] = float(t) if dtype == np.float64 else int(t)
+        except (ValueError, OverflowError):
+            shown = t[:40].decode("ascii", "replace") + ("..." if len(t) > 40 else "")
+            raise ValueError(f"malformed {what} {shown!r} on line {lines[k]}") from None
+    return out
 
 
-def load_libsvm(path, n_features=None):
+def _bad(buf, s, e, line, what):
+    return ValueError(f"malformed {what} {_token(buf, s, min(e, s + 60))!r} on line {line}")
+
+
+def _parse_piece(text, st, query_id):
+    """Parse one piece; returns (labels, row_nnz, indices, values, qid_rows,
+    qid_values) with row_nnz[0] the count of the row continued from the
+    previous piece (0 if none). Updates ``st``."""
+    line0 = st.line
+    n_nl = text.count(b"\n")
+    ends_nl = text.endswith(b"\n")
+    st.line = line0 + n_nl
+    if st.in_comment:
+        nl = text.find(b"\n")
+        if nl < 0:                      # the whole piece continues a comment
+            return np.empty(0), np.zeros(1, np.int64), np.empty(0, np.int64), np.empty(0), None, None
+        text = text[nl:]
+    if b"#" in text:
+        st.in_comment = (not ends_nl) and text.rfind(b"#") > text.rfind(b"\n")
+        text = _COMMENT.sub(b"", text)  # keeps every newline: line numbers hold
+    else:
+        st.in_comment = False
+    nul = text.find(b"\x00")
+    if nul >= 0:
+        line = line0 + text.count(b"\n", 0, nul)
+        raise ValueError(f"NUL byte on line {line} (binary data is not LIBSVM text)")
+
+    buf = np.frombuffer(text, dtype=np.uint8)
+    ws = _WS[buf]
+    nonws = ~ws
+    starts = np.flatnonzero(nonws & np.concatenate(([True], ws[:-1])))
+    ends = np.flatnonzero(nonws & np.concatenate((ws[1:], [True]))) + 1
+    del ws, nonws
+    T = len(starts)
+    tail_tok = T > 0 and int(starts[-1]) > text.rfind(b"\n")   # tokens after the last newline
+    tok_line = np.searchsorted(np.flatnonzero(buf == 10), starts)   # newlines before each token
+    lines = tok_line + line0
+    is_label = np.empty(T, dtype=bool)
+    if T:
+        is_label[0] = not (st.cont and tok_line[0] == 0)
+        is_label[1:] = tok_line[1:] != tok_line[:-1]
+    del tok_line
+    row = np.cumsum(is_label) - 1                   # -1: the row continued from before
+
+    colon_pos = np.flatnonzero(buf == 58)
+    colon_tok = np.searchsorted(starts, colon_pos, side="right") - 1
+    ncolon = np.bincount(colon_tok, minlength=T)
+    bad = is_label & (ncolon != 0)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"malformed label {_token(buf, starts[k], ends[k])!r} on line {lines[k]} "
+                         "(each line starts with its label)")
+    feat = ~is_label
+    bad = feat & (ncolon != 1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"malformed token {_token(buf, starts[k], ends[k])!r} on line {lines[k]} "
+                         "(expected <index>:<value>)")
+
+    # labels
+    ls, le, lline = starts[is_label], ends[is_label], lines[is_label]
+    y = _parse_fixed(buf, ls, le - ls, np.float64, "label", lline)
+    fin = np.isfinite(y)
+    if not fin.all():
+        k = int(np.argmax(~fin))
+        raise ValueError(f"non-finite label {_token(buf, ls[k], le[k])!r} on line {lline[k]}")
+    nrows = len(y)
+
+    # features <index>:<value> (the colon is each token's only one)
+    colon = np.empty(T, dtype=np.int64)
+    colon[colon_tok] = colon_pos
+    fs, fe, fc = starts[feat], ends[feat], colon[feat]
+    frow, fline = row[feat], lines[feat]
+    del starts, ends, colon, colon_pos, colon_tok, ncolon, row, lines, feat, is_label
+    nf = len(fs)
+    first_in_row = np.empty(nf, dtype=bool)
+    if nf:
+        first_in_row[0] = not (frow[0] == -1 and st.row_has_feat)
+        first_in_row[1:] = frow[1:] != frow[:-1]
+    L = fc - fs
+    is_qid = L == 3
+    q = np.flatnonzero(is_qid)
+    if len(q):
+        is_qid[q] = (buf[fs[q]] == 113) & (buf[fs[q] + 1] == 105) & (buf[fs[q] + 2] == 100)
+    qrows = qvals = None
+    qid_rows_local = np.empty(0, dtype=np.int64)
+    if is_qid.any():
+        bad = is_qid & ~first_in_row
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"qid token {_token(buf, fs[k], fe[k])!r} on line {fline[k]} must "
+                             "directly follow the label")
+        q = np.flatnonzero(is_qid)
+        qv = _parse_fixed(buf, fc[q] + 1, fe[q] - fc[q] - 1, np.int64, "qid", fline[q])
+        qid_rows_local = frow[q]
+        if query_id:
+            qrows, qvals = frow[q] + st.rows, qv
+        keep = ~is_qid
+        fs, fe, fc, frow, fline, L = fs[keep], fe[keep], fc[keep], frow[keep], fline[keep], L[keep]
+        nf = len(fs)
+
+    # indices: decimal digits only, 1 .. MAX_FEATURE_INDEX, strictly increasing
+    idx = np.empty(nf, dtype=np.int64)
+    if nf:
+        bad = (L == 0) | (fe - fc == 1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"malformed token {_token(buf, fs[k], fe[k])!r} on line {fline[k]} "
+                             "(expected <index>:<value>)")
+        long_ = L > 18
+        w = int(min(L.max(), 18))
+        padded = np.concatenate((np.full(w, 48, dtype=np.uint8), buf))
+        acc = np.zeros(nf, dtype=np.int64)
+        okd = np.ones(nf, dtype=bool)
+        for j in range(w):
+            # digit j of the index right-aligned in w digits, zero-filled
+            pos = fc - w + j
+            c = padded[pos + w].astype(np.int64)
+            c[pos < fs] = 48
+            okd &= (c >= 48) & (c <= 57)
+            acc = acc * 10 + (c - 48)
+        del padded
+        okd[long_] = True
+        if not okd.all():
+            k = int(np.argmax(~okd))
+            raise ValueError(f"malformed token {_token(buf, fs[k], fe[k])!r} on line {fline[k]} "
+                             "(the index must be a positive integer)")
+        idx[:] = acc
+        del acc, okd
+        for k in np.flatnonzero(long_):
+            digits = bytes(buf[fs[k]:fc[k]])
+            if not digits.isdigit():
+                raise ValueError(f"malformed token {_token(buf, fs[k], min(fe[k], fs[k] + 60))!r} "
+                                 f"on line {fline[k]} (the index must be a positive integer)")
+            stripped = digits.lstrip(b"0")
+            idx[k] = int(stripped) if len(stripped) <= 18 else MAX_FEATURE_INDEX + 1
+        if idx.min() <= 0:
+            k = int(np.argmin(idx))
+            raise ValueError(f"feature index {idx[k]} <= 0 on line {fline[k]} (indices are 1-based)")
+        if idx.max() > MAX_FEATURE_INDEX:
+            k = int(np.argmax(idx))
+            shown = _token(buf, fs[k], min(fc[k], fs[k] + 60))
+            raise ValueError(
+                f"feature index {shown} on line {fline[k]} exceeds the limit {MAX_FEATURE_INDEX} "
+                "(2**31 - 1: load_libsvm returns int32 CSR column indices)")
+        bad = (frow[1:] == frow[:-1]) & (idx[1:] <= idx[:-1])
+        if bad.any():
+            k = int(np.argmax(bad)) + 1
+            raise ValueError(f"feature indices are not strictly increasing on line {fline[k]}")
+        if frow[0] == -1 and idx[0] <= st.last_idx:
+            raise ValueError(f"feature indices are not strictly increasing on line {fline[0]}")
+        k = int(np.argmax(idx))
+        if idx[k] > st.max_idx:
+            st.max_idx, st.max_line = int(idx[k]), int(fline[k])
+
+    # values
+    vals = _parse_fixed(buf, fc + 1, fe - fc - 1, np.float64, "value", fline)
+    fin = np.isfinite(vals)
+    if not fin.all():
+        k = int(np.argmax(~fin))
+        raise ValueError(f"non-finite value {_token(buf, fc[k] + 1, fe[k])!r} on line {fline[k]}")
+
+    counts = np.bincount(frow + 1, minlength=nrows + 1).astype(np.int64)
+    if ends_nl or not (tail_tok or (n_nl == 0 and st.cont)):
+        st.cont = False
+        st.last_idx = 0
+        st.row_has_feat = False
+    else:
+        # the last row goes on in the next piece
+        last = nrows - 1                         # -1: the row continued from before
+        in_last = np.flatnonzero(frow == last)
+        has = len(in_last) > 0 or bool(np.any(qid_rows_local == last))
+        if last == -1:
+            st.row_has_feat = st.row_has_feat or has
+            if len(in_last):
+                st.last_idx = int(idx[in_last[-1]])
+        else:
+            st.row_has_feat = has
+            st.last_idx = int(idx[in_last[-1]]) if len(in_last) else 0
+        st.cont = tail_tok or (n_nl == 0 and st.cont)
+    st.rows += nrows
+    return y, counts, idx, vals, qrows, qvals
+
+
+def load_libsvm(path, n_features=None, *, query_id=False, max_bytes=MAX_BYTES_DEFAULT):
     """Read a LIBSVM / svmlight text file.
 
-    Each non-blank line is ``<label> <index>:<value> ...`` with 1-based,
-    strictly increasing indices. The file may be gzip-compressed (detected by
-    its magic bytes, not its name). Comments (``#``) and ``qid:`` are not
-    supported.
+    Each sample is a line ``<label> [qid:<int>] <index>:<value> ...`` with
+    1-based, strictly increasing integer indices; blank lines are skipped,
+    ``#`` starts a comment that runs to the end of the line, CRLF line ends
+    and tabs are fine. The file may be gzip-compressed (detected by its magic
+    bytes, not its name). On valid files the result equals scikit-learn's
+    ``load_svmlight_file`` (one-based files), including its ``qid`` rules.
 
     Parameters
     ----------
     path : str or os.PathLike
     n_features : int, optional
-        Number of columns ``d``. Default: the largest index in the file. Pass it
-        when a file does not use the last feature (``a9a.t`` needs 123).
+        Number of columns ``d`` (<= MAX_FEATURE_INDEX). Default: the largest
+        index in the file. Pass it when a file does not use the last feature
+        (``a9a.t`` needs 123).
+    query_id : bool, default False
+        Also return the ``qid`` of every sample (int64). As in scikit-learn,
+        a ``qid:`` token must directly follow the label; ``qid`` is empty when
+        no line has one, and (unlike scikit-learn, which would misalign it) a
+        file where only some lines have one is an error. Ignored when False.
+    max_bytes : int or None, default 4 GiB
+        Refuse (ValueError) to read more than this many bytes of text, counted
+        after decompression: a bound on time and memory for a gzip bomb.
 
     Returns
     -------
-    X : scipy.sparse.csr_matrix, float64, shape (n, d)
+    X : scipy.sparse.csr_matrix, float64, shape (n, d), int32 indices
     y : ndarray, float64, shape (n,)
+    qid : ndarray, int64, shape (n,) or (0,) -- only if ``query_id``
+
+    Errors (ValueError, naming the line): malformed label, token, index or
+    value; a NUL byte; ``nan``/``inf`` labels or values; an index <= 0 or
+    above ``MAX_FEATURE_INDEX = 2**31 - 1`` (the returned CSR uses int32
+    column indices: never a silent wrap-around); indices not strictly
+    increasing; a misplaced ``qid``; ``n_features`` too small; an empty file.
+
+    Memory: the text is read and parsed in pieces of ~1 MiB (a line longer
+    than that is split at whitespace), so memory is the output (~12 bytes per
+    stored value, 8 per row) plus a few MiB, whatever the longest token;
+    labels, values and indices longer than 40 bytes are parsed one by one.
     """
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
             raise TypeError(f"n_features must be an int or None, got {type(n_features).__name__}")
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1, got {n_features}")
-    data = _read_bytes(path)
-    tokens = data.split()
-    if not tokens:
+        if n_features > MAX_FEATURE_INDEX:
+            raise ValueError(f"n_features must be <= {MAX_FEATURE_INDEX} (int32 CSR indices), "
+                             f"got {n_features}")
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
+            raise TypeError(f"max_bytes must be an int or None, got {type(max_bytes).__name__}")
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be >= 1, got {max_bytes}")
+    st = _State()
+    ys, counts, idxs, vals, qr, qv = [], [], [], [], [], []
+    for text in _pieces(path, max_bytes):
+        y, c, i, v, qrows, qvals = _parse_piece(text, st, bool(query_id))
+        if c[0]:       # features of a row begun in an earlier piece
+            next(a for a in reversed(counts) if a.size)[-1] += c[0]
+        counts.append(c[1:])
+        ys.append(y)
+        idxs.append(i)
+        vals.append(v)
+        if qrows is not None:
+            qr.append(qrows)
+            qv.append(qvals)
+    y = np.concatenate(ys) if ys else np.empty(0)
+    if len(y) == 0:
         raise ValueError(f"{os.fspath(path)!r} has no samples (empty file)")
-
-    buf = np.frombuffer(data, dtype=np.uint8)
-    ws = _WS[buf]
-    starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
-    # 1-based line number of every token
-    newlines = np.cumsum(buf == 10)
-    tok_line = newlines[starts] + 1
-    if len(starts) != len(tokens):       # cannot happen: same whitespace set
-        raise RuntimeError("tokenizer mismatch")
-    is_label = np.empty(len(tokens), dtype=bool)
-    is_label[0] = True
-    is_label[1:] = tok_line[1:] != tok_line[:-1]
-
-    tok = np.array(tokens)                # dtype S<maxlen>
-    del tokens
-    lab_tok, lab_line = tok[is_label], tok_line[is_label]
-    try:
-        y = lab_tok.astype(np.float64)
-    except ValueError:
-        line, bad = _first_bad(lab_tok, lab_line, float)
-        raise ValueError(f"malformed label {bad!r} on line {line}") from None
-
-    feat, feat_line = tok[~is_label], tok_line[~is_label]
-    row = np.cumsum(is_label)[~is_label] - 1
-    idx_s, sep, val_s = _partition(feat, b":")
-    bad = (sep != b":") | ~np.char.isdigit(idx_s)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise ValueError(
-            f"malformed token {feat[k].decode('ascii', 'replace')!r} on line {feat_line[k]} "
-            "(expected <index>:<value>)")
-    idx = idx_s.astype(np.int64)
-    try:
-        val = val_s.astype(np.float64)
-    except ValueError:
-        line, badv = _first_bad(val_s, feat_line, float)
-        raise ValueError(f"malformed value {badv!r} on line {line}") from None
-    if idx.size:
-        if idx.min() <= 0:
-            k = int(np.argmin(idx))
-            raise ValueError(f"feature index {idx[k]} <= 0 on line {feat_line[k]} (indices are 1-based)")
-        same_row = row[1:] == row[:-1]
-        unsorted = same_row & (idx[1:] <= idx[:-1])
-        if unsorted.any():
-            k = int(np.argmax(unsorted)) + 1
-            raise ValueError(f"feature indices are not strictly increasing on line {feat_line[k]}")
-    max_idx = int(idx.max()) if idx.size else 0
+    idx = np.concatenate(idxs)
+    val = np.concatenate(vals)
+    del idxs, vals
+    max_idx = st.max_idx
     if n_features is None:
         n_features = max_idx
     elif max_idx > n_features:
-        k = int(np.argmax(idx))
-        raise ValueError(
-            f"n_features={n_features} is too small: line {feat_line[k]} uses feature index {max_idx}")
+        raise ValueError(f"n_features={n_features} is too small: line {st.max_line} uses "
+                         f"feature index {max_idx}")
     n = len(y)
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row, minlength=n), out=indptr[1:])
-    X = sp.csr_matrix((val, (idx - 1).astype(np.int32), indptr), shape=(n, n_features))
-    return X, y
+    np.cumsum(np.concatenate(counts), out=indptr[1:])
+    idx -= 1
+    X = sp.csr_matrix((val, idx.astype(np.int32), indptr), shape=(n, int(n_features)))
+    if not query_id:
+        return X, y
+    if not qr:
+        return X, y, np.empty(0, dtype=np.int64)
+    qrows = np.concatenate(qr)
+    if len(qrows) != n:
+        missing = np.setdiff1d(np.arange(n), qrows)[0]
+        raise ValueError(f"sample {missing} has no qid while other samples have one "
+                         "(query_id=True needs a qid on every line or on none)")
+    q = np.empty(n, dtype=np.int64)
+    q[qrows] = np.concatenate(qv)
+    return X, y, q
 
 
 def normalize_rows(X):

@@ -76,6 +76,33 @@ def test_metric_synthetic(tmp_path):
         assert paths and os.path.getsize(paths[0]) > 1000
 
 
+def test_metric_synthetic_optional_rows():
+    """Fig. 2's optional rows run through the same pipeline; counts match the methods' closed forms."""
+    from logt.methods.logt_acc import counts as acc_counts, theory_N
+    T = 3000
+    extra = ("logt_acc", "minibatch_sgd", "one_projection_sgd", "sgd_suffix")
+    recs = metric.run(dataset="synthetic", T=T, repeats=2, n_jobs=1, n_eval_pairs=2000, methods=("sgd",) + extra,
+                      progress=False)
+    _check_metric_records(recs, extra, T)
+    oracle = metric._oracle("synthetic", None, 0.1, 0, 2000, None, None)
+    F0 = oracle.value(np.zeros(oracle.shape))
+    final = {m: [r for r in recs if r["method"] == m and r["repeat"] == 0][-1] for m in extra}
+    N, N_last = theory_N(oracle.L, oracle.lam), theory_N(oracle.L, oracle.lam, 2.0)
+    assert final["logt_acc"]["n_projections"] == acc_counts(T, N, N_last, 1)[2]
+    assert final["minibatch_sgd"]["n_projections"] == T // 55          # B = ceil(sqrt(3000)) = 55
+    assert final["one_projection_sgd"]["n_projections"] == 1
+    assert final["sgd_suffix"]["n_projections"] == T
+    summary = metric.summarize(recs)
+    for m in extra:
+        assert [s for s in summary if s["method"] == m][-1]["mean_fun"] < F0 - 0.05, m
+        assert metric.LABELS[m] in metric.tables(summary)
+    assert "logT-acc" in metric.verdict(summary)
+    # adding rows does not change another row's streams
+    base = [r["fun"] for r in recs if r["method"] == "sgd"]
+    assert base == [r["fun"] for r in metric.run(dataset="synthetic", T=T, repeats=2, n_jobs=1, n_eval_pairs=2000,
+                                                 methods=("sgd",), progress=False)]
+
+
 def _has_matplotlib():
     try:
         import matplotlib  # noqa: F401

@@ -34,3 +34,17 @@ cdef class CompiledOracle:
 
 
 cdef bitgen_t* bitgen_of(object generator) except NULL
+
+# Return code of a kernel stopped by a signal handler that raised (Ctrl-C).
+cdef enum:
+    LOGT_INTERRUPTED = -77
+    LOGT_DOMAIN_OVERFLOW = -78   # project_inplace: the result is not representable
+
+# In a long nogil loop:  cdef double nxt = poll_start()  ...  every ~2^16
+# iterations: if poll_signals(&nxt) != 0: return LOGT_INTERRUPTED.
+# poll_signals reads a monotonic clock; at most every 50 ms, and only in
+# Python's main thread, it takes the GIL and runs the signal handlers.
+# After the nogil block: if rc == LOGT_INTERRUPTED: raise_pending().
+cdef int poll_signals(double* next_poll) noexcept nogil
+cdef double poll_start() noexcept nogil
+cdef int raise_pending() except -1

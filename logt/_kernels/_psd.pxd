@@ -36,12 +36,23 @@ cdef class PSDProjector(CompiledDomain):
     cdef double few_frac                # "few" means count <= few_frac * d
     cdef int last_path                  # path taken by the last call (PATH_* in _psd.pyx)
     cdef int err_routine                # routine that failed (ERR_* in _psd.pyx)
+    cdef readonly Py_ssize_t nbytes     # bytes of workspace owned by this object
 
     # Project x (d*d doubles, C order; only the upper triangle is read) in
     # place using `path` (0 = adaptive). Writes an exactly symmetric result.
     # Returns 0 or a nonzero LAPACK/Jacobi status (see err_routine).
+    # Sets the one-thread BLAS limit (_blasctl) around its LAPACK calls.
     cdef int project_path(self, double* x, int path) noexcept nogil
+    cdef int _project_lapack(self, double* x, int path, int e) noexcept nogil
     cdef int _partial(self, int n, bint negative, int* m_out) noexcept nogil
 
     cdef object _run(self, v, out, int path)
-    cdef _raise(self, int info)
+    cdef _raise(self, int info, int err)
+
+
+cdef inline void _mirror_upper(double* x, Py_ssize_t n) noexcept nogil:
+    """Copy the upper triangle (C order) of the n x n matrix x onto its lower triangle."""
+    cdef Py_ssize_t i, j
+    for i in range(n):
+        for j in range(i + 1, n):
+            x[j * n + i] = x[i * n + j]

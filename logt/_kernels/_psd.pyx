@@ -38,25 +38,45 @@ spectrum, and a wrong history costs at most one failed Cholesky (~d^3/3).
 
 Scaling: the matrix is scaled by a power of two (exact) so that max |a_ij| is
 in [0.5, 1) before any eigensolver runs, so entries of any finite magnitude
-(1e-150, 1e150, ...) neither overflow nor underflow.
+(1e-150, 1e150, ...) neither overflow nor underflow. When 2^-e or 2^e is not a
+normal number (max |a_ij| below ~1e-301, subnormal entries, or above ~1e301)
+the matrix itself is rescaled entry by entry (``ldexp``), projected, and scaled
+back with an overflow check: ``diag(1e308, -1e308) -> diag(1e308, 0)``,
+``diag(1e-310, -1e-310) -> diag(1e-310, 0)``; a projection whose entries
+exceed the float64 range (possible only within a factor ~d of 1.8e308) raises
+OverflowError instead of returning inf.
+
+BLAS threads: every LAPACK path runs between ``blas_enter()`` and
+``blas_exit()`` (``_blasctl``): one BLAS thread per call, in whatever thread
+the call runs, restored on every exit path.
+
+Memory: a projector owns about ``24 d^2`` bytes of workspace (``nbytes``);
+construction checks the total against ``LOGT_MAX_WORKSPACE_BYTES`` (default
+4 GiB) before allocating.
 """
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport fabs, fmax, frexp, ldexp, sqrt, isfinite
+from libc.math cimport fabs, fmax, frexp, ldexp, sqrt, isfinite, isinf
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
-from scipy.linalg.cython_lapack cimport dormtr, dpotrf, dstedc, dstein, dsyevd, dsytrd
+from scipy.linalg.cython_lapack cimport dormtr, dpotrf, dstedc, dstein, dsytrd
 from scipy.linalg.cython_blas cimport dsyrk
 
 from logt._kernels._base cimport CompiledDomain
-from logt._kernels._base import _check_out
-from logt._threads import blas_active, single_threaded_blas
+from logt._kernels._blasctl cimport blas_enter, blas_exit
+from logt._kernels._base import _as_float_array, _check_out, max_workspace_bytes
+from logt import _threads
 
 cnp.import_array()
 
 cdef extern from "logt_jacobi.h" nogil:
     int LOGT_JACOBI_NOCONV
+    int LOGT_JACOBI_TOOBIG
+    int LOGT_JACOBI_OVERFLOW
+    int LOGT_JACOBI_NONFINITE
+    int LOGT_JACOBI_MAX_PAIRS
+    int LOGT_SAFE_EXP
     int logt_psd_project_small(int n, double *x, double *work)
 
 cdef extern from "logt_sturm.h" nogil:
@@ -89,6 +109,8 @@ cdef enum:
     ERR_DSTEIN = 7
     ERR_DORMTR = 8
     ERR_DSTEDC = 9
+    ERR_OVERFLOW = 10     # the projection is not representable in float64
+    ERR_NONFINITE = 11    # a non-finite value appeared (never expected)
 
 _PATH_CODES = {"auto": PATH_AUTO, "jacobi": PATH_JACOBI, "neg": PATH_NEG,
                "pos": PATH_POS, "full": PATH_FULL, "chol": PATH_CHOL}
@@ -99,6 +121,26 @@ _PATH_NAMES.update({PATH_ZERO: "zero"})
 #: 1 BLAS thread; see bench/bench_projection.py).
 JACOBI_MAX_DEFAULT = 10
 
+#: Largest allowed ``jacobi_max`` (the C Jacobi solver keeps one round of
+#: rotations on the stack: n <= 512).
+JACOBI_MAX_LIMIT = 2 * LOGT_JACOBI_MAX_PAIRS
+
+#: Largest d: LAPACK's int workspace sizes (~d^2) must fit in 32 bits.
+D_MAX = 20000
+
+def _rebuild_projector(cls, d, jacobi_max, few_frac, pred):
+    """Unpickle helper: a new projector with the same parameters and prediction."""
+    obj = cls(d, jacobi_max=jacobi_max, few_frac=few_frac)
+    (<PSDProjector>obj).pred_neg = pred[0]
+    (<PSDProjector>obj).pred_pos = pred[1]
+    return obj
+
+
+# The Python-level limiter for BLAS libraries not handled in C (None: all are
+# OpenBLAS/pthreads, limited inside project_path); set on the first LAPACK call.
+cdef bint _blas_ready = False
+cdef object _blas_fallback = None
+
 #: "Few" eigenvalues means at most this fraction of d (measured crossover of
 #: the partial (bisection + inverse iteration) path vs the full dsyevd spectrum).
 FEW_FRAC_DEFAULT = 0.25
@@ -107,14 +149,6 @@ FEW_FRAC_DEFAULT = 0.25
 #: ``max |A - A^T| <= SYM_TOL * max |A|`` is required.
 cdef double _SYM_TOL = 1e-10
 SYM_TOL = _SYM_TOL
-
-
-cdef inline void _mirror_upper(double* x, Py_ssize_t n) noexcept nogil:
-    """Copy the upper triangle (C order) of x onto its lower triangle."""
-    cdef Py_ssize_t i, j
-    for i in range(n):
-        for j in range(i + 1, n):
-            x[j * n + i] = x[i * n + j]
 
 
 cdef int _check_sym_copy(const double* src, double* dst, Py_ssize_t n,
@@ -190,26 +224,76 @@ cdef class PSDProjector(CompiledDomain):
             raise TypeError(f"d must be an int, got {type(d).__name__}")
         if d < 1:
             raise ValueError(f"d must be >= 1, got {d}")
-        if d > 20000:
-            raise ValueError(f"d must be <= 20000, got {d}")
+        if d > D_MAX:
+            raise ValueError(f"d must be <= {D_MAX}, got {d}")
         if self.mem != NULL:
             raise RuntimeError("PSDProjector.__init__ called twice")
+        if jacobi_max is None:
+            jm = JACOBI_MAX_DEFAULT
+        else:
+            if isinstance(jacobi_max, bool) or not isinstance(jacobi_max, (int, np.integer)):
+                raise TypeError(f"jacobi_max must be an int, got {type(jacobi_max).__name__}")
+            jm = int(jacobi_max)
+            if not 0 <= jm <= JACOBI_MAX_LIMIT:
+                raise ValueError(
+                    f"jacobi_max must be in [0, {JACOBI_MAX_LIMIT}] (the Jacobi solver's "
+                    f"largest size), got {jacobi_max}")
+        if few_frac is None:
+            ff = FEW_FRAC_DEFAULT
+        else:
+            try:
+                ff = float(few_frac)
+            except (TypeError, ValueError):
+                raise TypeError(f"few_frac must be a float, got {type(few_frac).__name__}") from None
+        if not (0.0 <= ff <= 1.0):
+            raise ValueError(f"few_frac must be in [0, 1], got {few_frac}")
         cdef int n = d
         self.d = n
         self.shape = (n, n)
         self.size = <Py_ssize_t>n * n
-        self.jacobi_max = JACOBI_MAX_DEFAULT if jacobi_max is None else int(jacobi_max)
-        self.few_frac = FEW_FRAC_DEFAULT if few_frac is None else float(few_frac)
-        if not (0.0 <= self.few_frac <= 1.0):
-            raise ValueError(f"few_frac must be in [0, 1], got {few_frac}")
+        self.jacobi_max = jm
+        self.few_frac = ff
         self.err_routine = ERR_NONE
 
+        # Workspace queries (lwork = -1) first: LAPACK reads no array in a
+        # query, so a one-element dummy stands in for each.
+        cdef double dq[1]
+        cdef double wq = 0.0
+        cdef int iq = 0, info = 0, lq = -1, liq = -1
+        cdef int tl = 1
+        dq[0] = 0.0
+        dsytrd(b"L", &n, dq, &n, dq, dq, dq, &wq, &lq, &info)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dsytrd workspace query failed (info={info})")
+        tl = max(tl, <int>wq)
+        lq = -1
+        dormtr(b"L", b"L", b"N", &n, &n, dq, &n, dq, dq, &n, &wq, &lq, &info)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dormtr workspace query failed (info={info})")
+        tl = max(tl, <int>wq, n)
+        # dstedc (COMPZ='I'): the documented minimum, or the query if larger
+        lq = -1
+        liq = -1
+        dstedc(b"I", &n, dq, dq, dq, &n, &wq, &lq, &iq, &liq, &info)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dstedc workspace query failed (info={info})")
+        cdef int el = max(<int>wq, 1 + 4 * n + n * n if n > 1 else 1)
+        cdef int eil = max(iq, 3 + 5 * n)
         cdef size_t nn = <size_t>n * <size_t>n
+        nbytes = ((2 * nn + <size_t>n) + 9 * <size_t>n + <size_t>tl + <size_t>el) * sizeof(double) \
+            + (4 * <size_t>n + <size_t>eil) * sizeof(int)
+        limit = max_workspace_bytes()
+        if nbytes > limit:
+            raise MemoryError(
+                f"PSDCone(d={d}) needs {nbytes / 2**30:.2f} GiB of workspace, above the limit of "
+                f"{limit / 2**30:.2f} GiB (set LOGT_MAX_WORKSPACE_BYTES to raise it)")
+        self.nbytes = nbytes
+
         self.mem = <double*>malloc((2 * nn + <size_t>n) * sizeof(double))
         self.tmem = <double*>malloc(9 * <size_t>n * sizeof(double))
         self.imem = <int*>malloc(4 * <size_t>n * sizeof(int))
         if self.mem == NULL or self.tmem == NULL or self.imem == NULL:
-            raise MemoryError()
+            raise MemoryError(f"PSDCone(d={d}): cannot allocate {nbytes / 2**20:.1f} MiB of workspace")
         self.buf = self.mem
         self.z = self.mem + nn
         self.w = self.z + nn
@@ -221,35 +305,14 @@ cdef class PSDProjector(CompiledDomain):
         self.isplit = self.imem + n
         self.siwork = self.imem + 2 * n
         self.ifail = self.imem + 3 * n
-
-        # Workspace queries (lwork = -1): dsytrd, dormtr (n columns), dsyevd.
-        cdef double wq = 0.0
-        cdef int iq = 0, info = 0, lq = -1, liq = -1
-        cdef int tl = 1
-        dsytrd(b"L", &n, self.buf, &n, self.td, self.te, self.tau, &wq, &lq, &info)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"dsytrd workspace query failed (info={info})")
-        tl = max(tl, <int>wq)
-        lq = -1
-        dormtr(b"L", b"L", b"N", &n, &n, self.buf, &n, self.tau, self.z, &n, &wq, &lq, &info)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"dormtr workspace query failed (info={info})")
-        tl = max(tl, <int>wq, n)
         self.tlwork = tl
         self.twork = <double*>malloc(<size_t>tl * sizeof(double))
-        if self.twork == NULL:
-            raise MemoryError()
-        lq = -1
-        liq = -1
-        dsyevd(b"V", b"L", &n, self.buf, &n, self.w, &wq, &lq, &iq, &liq, &info)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"dsyevd workspace query failed (info={info})")
-        self.elwork = max(<int>wq, 1 + 6 * n + 2 * n * n)
-        self.eliwork = max(iq, 3 + 5 * n)
+        self.elwork = el
+        self.eliwork = eil
         self.ework = <double*>malloc(<size_t>self.elwork * sizeof(double))
         self.eiwork = <int*>malloc(<size_t>self.eliwork * sizeof(int))
-        if self.ework == NULL or self.eiwork == NULL:
-            raise MemoryError()
+        if self.twork == NULL or self.ework == NULL or self.eiwork == NULL:
+            raise MemoryError(f"PSDCone(d={d}): cannot allocate {nbytes / 2**20:.1f} MiB of workspace")
 
     def __dealloc__(self):
         free(self.mem)
@@ -262,6 +325,20 @@ cdef class PSDProjector(CompiledDomain):
     def __repr__(self):
         return f"{type(self).__name__}({self.d})"
 
+    def __reduce__(self):
+        # parameters and the adaptive prediction; workspaces are rebuilt
+        return (_rebuild_projector, (type(self), self.d, self.jacobi_max, self.few_frac,
+                                     (self.pred_neg, self.pred_pos)))
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        cdef PSDProjector o = <PSDProjector>other
+        return self.d == o.d and self.jacobi_max == o.jacobi_max and self.few_frac == o.few_frac
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.d, self.jacobi_max, self.few_frac))
+
     # ------------------------------------------------------------------ C level
 
     cdef int project_inplace(self, double* x) noexcept nogil:
@@ -271,18 +348,18 @@ cdef class PSDProjector(CompiledDomain):
         cdef int n = self.d
         cdef Py_ssize_t nn = <Py_ssize_t>n * n
         cdef Py_ssize_t i, j
-        cdef int e = 0, m = 0, info = 0, cols, k, kneg, kpos
-        cdef double amax = 0.0, t, scale, unscale
-        cdef double one = 1.0, zero = 0.0
-        cdef double* zc
-        cdef double* wc
-        cdef bint neg_rebuild
+        cdef int e = 0, info = 0, tok
+        cdef double amax = 0.0, t
 
         self.err_routine = ERR_NONE
         if path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max):
             self.last_path = PATH_JACOBI
             info = logt_psd_project_small(n, x, self.mem)
-            if info != 0:
+            if info == LOGT_JACOBI_OVERFLOW:
+                self.err_routine = ERR_OVERFLOW
+            elif info == LOGT_JACOBI_NONFINITE:
+                self.err_routine = ERR_NONFINITE
+            elif info != 0:
                 self.err_routine = ERR_JACOBI
             return info
 
@@ -295,8 +372,46 @@ cdef class PSDProjector(CompiledDomain):
             memset(x, 0, nn * sizeof(double))
             self.last_path = PATH_ZERO
             return 0
-        # Exact power-of-two scaling: max |a_ij| in [0.5, 1), so |l| <= n.
+        if not isfinite(amax):
+            self.err_routine = ERR_NONFINITE
+            return -1
         frexp(amax, &e)
+        if -LOGT_SAFE_EXP <= e <= LOGT_SAFE_EXP:
+            tok = blas_enter()
+            info = self._project_lapack(x, path, e)
+            blas_exit(tok)
+            return info
+        # Subnormal or near-overflow entries: 2^-e or 2^e is not a normal
+        # number; rescale the matrix itself (exact, ldexp), project at
+        # max |a_ij| in [0.5, 1), scale back and check for overflow.
+        for i in range(n):
+            for j in range(i, n):
+                x[i * n + j] = ldexp(x[i * n + j], -e)
+        tok = blas_enter()
+        info = self._project_lapack(x, path, 0)
+        blas_exit(tok)
+        if info != 0:
+            return info
+        for i in range(nn):
+            x[i] = ldexp(x[i], e)
+            if isinf(x[i]):
+                self.err_routine = ERR_OVERFLOW
+                return -1
+        return 0
+
+    cdef int _project_lapack(self, double* x, int path, int e) noexcept nogil:
+        """The LAPACK paths for an input with max |a_ij| in [2^(e-1), 2^e)."""
+        cdef int n = self.d
+        cdef Py_ssize_t nn = <Py_ssize_t>n * n
+        cdef Py_ssize_t i, j
+        cdef int m = 0, info = 0, cols, k, kneg, kpos
+        cdef double t, scale, unscale
+        cdef double one = 1.0, zero = 0.0
+        cdef double* zc
+        cdef double* wc
+        cdef bint neg_rebuild
+
+        # Exact power-of-two scaling: max |a_ij| in [0.5, 1), so |l| <= n.
         scale = ldexp(1.0, -e)
         unscale = ldexp(1.0, e)
         for i in range(n):
@@ -438,6 +553,11 @@ cdef class PSDProjector(CompiledDomain):
                 dsyrk(b"L", b"N", &n, &cols, &unscale, zc, &n, &zero, x, &n)
             else:
                 memset(x, 0, nn * sizeof(double))
+        for i in range(n):
+            if not isfinite(x[i * n + i]):
+                # a NaN anywhere in U reaches a diagonal entry of U U^T
+                self.err_routine = ERR_NONFINITE
+                return -1
         _mirror_upper(x, n)
         return 0
 
@@ -518,6 +638,7 @@ cdef class PSDProjector(CompiledDomain):
         return self._run(v, out, code)
 
     cdef object _run(self, v, out, int path):
+        global _blas_ready, _blas_fallback
         cdef int n = self.d
         cdef cnp.ndarray a
         cdef cnp.ndarray o
@@ -525,16 +646,16 @@ cdef class PSDProjector(CompiledDomain):
                 and cnp.PyArray_NDIM(<cnp.ndarray>v) == 2
                 and cnp.PyArray_DIM(<cnp.ndarray>v, 0) == n
                 and cnp.PyArray_DIM(<cnp.ndarray>v, 1) == n
-                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>v)):
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>v)
+                and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>v)
+                and cnp.PyArray_ISALIGNED(<cnp.ndarray>v)):
             a = <cnp.ndarray>v
         else:
-            try:
-                arr = np.asarray(v, dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"v must be convertible to a float64 array: {exc}") from None
+            # any real dtype, byte order, memory layout; complex is a TypeError
+            arr = _as_float_array(v, "v")
             if arr.shape != self.shape:
                 raise ValueError(f"v must have shape {self.shape}, got {arr.shape}")
-            a = np.ascontiguousarray(arr)
+            a = arr
         if out is None:
             o = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(a), cnp.NPY_DOUBLE, 0)
         elif (type(out) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>out) == cnp.NPY_DOUBLE
@@ -542,7 +663,9 @@ cdef class PSDProjector(CompiledDomain):
                 and cnp.PyArray_DIM(<cnp.ndarray>out, 0) == n
                 and cnp.PyArray_DIM(<cnp.ndarray>out, 1) == n
                 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>out)
-                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>out)):
+                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>out)
+                and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>out)
+                and cnp.PyArray_ISALIGNED(<cnp.ndarray>out)):
             o = <cnp.ndarray>out
         else:
             o = _check_out(out, self.shape)   # raises with a clear message
@@ -563,6 +686,7 @@ cdef class PSDProjector(CompiledDomain):
                 f"v must be symmetric: max|v - v.T| = {asym:.3g} exceeds "
                 f"{_SYM_TOL:g} * max|v| = {_SYM_TOL * amax:.3g}")
         cdef int info
+        cdef int err = ERR_NONE
         cdef double small_work[2 * _STACK_N * _STACK_N + _STACK_N]
         if n <= _STACK_N and (path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max)):
             # Tiny matrices: ~1 us of work on a stack workspace; no shared
@@ -571,33 +695,60 @@ cdef class PSDProjector(CompiledDomain):
             info = logt_psd_project_small(n, dst, small_work)
             self.last_path = PATH_JACOBI
             if info != 0:
-                raise np.linalg.LinAlgError(
-                    f"Jacobi eigensolver failed (status {info}, d={n}); "
-                    f"the PSD projection failed")
+                if info == LOGT_JACOBI_OVERFLOW:
+                    err = ERR_OVERFLOW
+                elif info == LOGT_JACOBI_NONFINITE:
+                    err = ERR_NONFINITE
+                else:
+                    err = ERR_JACOBI
+                self._raise(info, err)
             return o
-        if path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max) or blas_active():
+        if path == PATH_JACOBI or (path == PATH_AUTO and n <= self.jacobi_max):
             with self._lock:
                 with nogil:
                     info = self.project_path(dst, path)
+                    err = self.err_routine
         else:
-            with single_threaded_blas():
+            if not _blas_ready:
+                _blas_fallback = _threads._ensure_configured()
+                _blas_ready = True
+            if _blas_fallback is None:
+                # OpenBLAS (pthreads): project_path sets the limit itself, in C
                 with self._lock:
                     with nogil:
                         info = self.project_path(dst, path)
+                        err = self.err_routine
+            else:
+                with _threads.single_threaded_blas():
+                    with self._lock:
+                        with nogil:
+                            info = self.project_path(dst, path)
+                            err = self.err_routine
         if info != 0:
-            self._raise(info)
+            self._raise(info, err)
         return o
 
-    cdef _raise(self, int info):
-        if self.err_routine == ERR_JACOBI:
-            msg = (f"Jacobi eigensolver did not converge within its sweep limit "
-                   f"(d={self.d})")
-        elif self.err_routine == ERR_BISECT:
+    cdef _raise(self, int info, int err):
+        if err == ERR_OVERFLOW:
+            raise OverflowError(
+                f"the PSD projection of this {self.d} x {self.d} matrix has entries beyond the "
+                f"float64 range (|x| > 1.8e308); scale the input down")
+        if err == ERR_NONFINITE:
+            raise FloatingPointError(
+                f"the PSD projection produced a non-finite value (d={self.d}); please report this")
+        if err == ERR_JACOBI:
+            if info == LOGT_JACOBI_TOOBIG:
+                msg = (f"Jacobi eigensolver supports d <= {JACOBI_MAX_LIMIT}, got d={self.d} "
+                       f"(lower jacobi_max)")
+            else:
+                msg = (f"Jacobi eigensolver did not converge within its sweep limit "
+                       f"(d={self.d})")
+        elif err == ERR_BISECT:
             msg = f"tridiagonal bisection rejected its arguments (d={self.d})"
         else:
             name = {ERR_DPOTRF: "dpotrf", ERR_DSYEVD: "dsyevd", ERR_DSYTRD: "dsytrd",
                     ERR_DSTEIN: "dstein", ERR_DORMTR: "dormtr",
-                    ERR_DSTEDC: "dstedc"}.get(self.err_routine, "?")
+                    ERR_DSTEDC: "dstedc"}.get(err, "?")
             if info < 0:
                 msg = f"LAPACK {name} rejected argument {-info} (info={info}, d={self.d})"
             else:

@@ -3,26 +3,46 @@
 
 Both are ``CompiledDomain`` subclasses with a trivial ``nogil``
 ``project_inplace``, so compiled step loops can use them without Python.
+Both pickle (and deep-copy) by their parameters and compare equal when their
+parameters are equal. Their bounds are stored once: ``8 * size`` (ball) or
+``16 * size`` (box) bytes, checked against ``LOGT_MAX_WORKSPACE_BYTES``
+(default 4 GiB) before allocating.
 """
+import math
+
 import numpy as np
 
-from libc.math cimport fabs, sqrt
+from libc.math cimport fabs, sqrt, isinf
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from logt._kernels._base cimport CompiledDomain
+from logt._kernels._base import _as_float_array, check_alloc
 
 
 def _as_shape(shape):
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (int(shape),)
+    """``shape`` (an int or a sequence of ints >= 1) as a tuple of Python ints."""
+    def is_int(s):
+        return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+    if is_int(shape):
+        shape = (shape,)
     try:
-        shape = tuple(int(s) for s in shape)
+        items = tuple(shape)
     except TypeError:
         raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
-    if any(s < 1 for s in shape):
-        raise ValueError(f"shape must have positive entries, got {shape}")
-    return shape
+    if not all(is_int(s) for s in items):
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}")
+    items = tuple(int(s) for s in items)
+    if any(s < 1 for s in items):
+        raise ValueError(f"shape must have positive entries, got {items}")
+    return items
+
+
+def _shape_size(shape, int bytes_per_entry, str what):
+    """Number of entries of ``shape`` (exact), checked against the allocation limit."""
+    n = math.prod(shape)
+    check_alloc(n * bytes_per_entry, f"{what} with shape {shape}")
+    return n
 
 
 cdef class EuclideanBall(CompiledDomain):
@@ -33,8 +53,12 @@ cdef class EuclideanBall(CompiledDomain):
     center : None (the origin) or an array broadcastable to ``shape``.
 
     ``project(v, out=None)``: ``v`` if inside, else
-    ``center + (v - center) * radius / ||v - center||`` (computed with a
-    scaled norm, so huge entries do not overflow).
+    ``center + (v - center) * radius / ||v - center||``. Overflow-safe for
+    every finite ``v`` and ``center``: the norm is computed scaled by
+    ``max|v - center|``, and when ``v - center`` itself overflows (entries
+    of opposite signs near 1.8e308) the direction is taken from
+    ``v/2 - center/2``. The result lies on the segment from ``center`` to
+    ``v`` (each entry between theirs), so it is always representable.
     """
     cdef double* c
     cdef readonly double radius
@@ -51,11 +75,12 @@ cdef class EuclideanBall(CompiledDomain):
             raise TypeError(f"radius must be a float, got {type(radius).__name__}") from None
         if not (np.isfinite(r) and r > 0.0):
             raise ValueError(f"radius must be finite and > 0, got {radius!r}")
+        _shape_size(shape, 8, "EuclideanBall")
         if center is None:
             cen = np.zeros(shape)
         else:
             try:
-                cen = np.broadcast_to(np.asarray(center, dtype=np.float64), shape)
+                cen = np.broadcast_to(_as_float_array(center, "center"), shape)
             except ValueError:
                 raise ValueError(
                     f"center must broadcast to shape {shape}, got {np.shape(center)}") from None
@@ -85,24 +110,75 @@ cdef class EuclideanBall(CompiledDomain):
     def __repr__(self):
         return f"EuclideanBall(shape={self.shape}, radius={self.radius!r})"
 
+    def __reduce__(self):
+        return (EuclideanBall, (self.shape, self.radius, self._center))
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        o = <EuclideanBall>other
+        return (self.shape == o.shape and self.radius == o.radius
+                and bool(np.array_equal(self._center, o._center)))
+
+    def __hash__(self):
+        return hash(("EuclideanBall", self.shape, self.radius, self._center.tobytes()))
+
     cdef int project_inplace(self, double* x) noexcept nogil:
         cdef Py_ssize_t i, n = self.size
-        cdef double amax = 0.0, t, ss = 0.0, nrm, f
+        cdef double amax = 0.0, t, ss = 0.0, nrm, f, lo, hi, y
+        cdef double DBL_MIN_NORMAL = 2.2250738585072014e-308
+        cdef bint halved = False
         for i in range(n):
             t = fabs(x[i] - self.c[i])
             if t > amax:
                 amax = t
         if amax == 0.0:
             return 0
+        if isinf(amax):
+            # v - c overflows: (v - c)/2 = v/2 - c/2 has the same direction
+            halved = True
+            amax = 0.0
+            for i in range(n):
+                t = fabs(0.5 * x[i] - 0.5 * self.c[i])
+                if t > amax:
+                    amax = t
         for i in range(n):
-            t = (x[i] - self.c[i]) / amax
+            if halved:
+                t = (0.5 * x[i] - 0.5 * self.c[i]) / amax
+            else:
+                t = (x[i] - self.c[i]) / amax
             ss += t * t
-        nrm = amax * sqrt(ss)
-        if nrm <= self.radius:
-            return 0
-        f = self.radius / nrm
+        # ||v - c|| = amax * sqrt(ss) (times 2 if halved); compare without overflow
+        if halved:
+            if sqrt(ss) <= 0.5 * (self.radius / amax):
+                return 0     # never true in practice: ||v - c|| > 1.8e308
+        else:
+            nrm = amax * sqrt(ss)
+            if nrm <= self.radius:
+                return 0
+            f = self.radius / nrm
+            if not isinf(nrm) and f >= DBL_MIN_NORMAL:
+                # the common case: v - c and the norm are finite
+                for i in range(n):
+                    y = self.c[i] + (x[i] - self.c[i]) * f
+                    # the projection lies between c_i and v_i: keep rounding there
+                    lo = self.c[i] if self.c[i] < x[i] else x[i]
+                    hi = x[i] if self.c[i] < x[i] else self.c[i]
+                    x[i] = lo if y < lo else (hi if y > hi else y)
+                return 0
+        # huge ||v - c|| (or a tiny ratio radius/||v - c||): the unit direction
+        # u = t / sqrt(ss) with t = (v - c)/amax, |t_i| <= 1, so c + radius * u
+        # never forms an overflowing intermediate
+        f = self.radius / sqrt(ss)
         for i in range(n):
-            x[i] = self.c[i] + (x[i] - self.c[i]) * f
+            if halved:
+                t = (0.5 * x[i] - 0.5 * self.c[i]) / amax
+            else:
+                t = (x[i] - self.c[i]) / amax
+            y = self.c[i] + t * f
+            lo = self.c[i] if self.c[i] < x[i] else x[i]
+            hi = x[i] if self.c[i] < x[i] else self.c[i]
+            x[i] = lo if y < lo else (hi if y > hi else y)
         return 0
 
 
@@ -125,11 +201,8 @@ cdef class Box(CompiledDomain):
         self.hi = NULL
 
     def __init__(self, lower, upper, shape=None):
-        try:
-            lo = np.asarray(lower, dtype=np.float64)
-            hi = np.asarray(upper, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("lower and upper must be floats or float arrays") from None
+        lo = _as_float_array(lower, "lower")
+        hi = _as_float_array(upper, "upper")
         if shape is None:
             try:
                 shape = np.broadcast_shapes(lo.shape, hi.shape)
@@ -139,6 +212,7 @@ cdef class Box(CompiledDomain):
             if shape == ():
                 raise ValueError("shape is required when lower and upper are both scalars")
         shape = _as_shape(shape)
+        _shape_size(shape, 16, "Box")
         try:
             lo = np.broadcast_to(lo, shape)
             hi = np.broadcast_to(hi, shape)
@@ -186,6 +260,19 @@ cdef class Box(CompiledDomain):
 
     def __repr__(self):
         return f"Box(shape={self.shape})"
+
+    def __reduce__(self):
+        return (Box, (self._lower, self._upper, self.shape))
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        o = <Box>other
+        return (self.shape == o.shape and bool(np.array_equal(self._lower, o._lower))
+                and bool(np.array_equal(self._upper, o._upper)))
+
+    def __hash__(self):
+        return hash(("Box", self.shape, self._lower.tobytes(), self._upper.tobytes()))
 
     cdef int project_inplace(self, double* x) noexcept nogil:
         cdef Py_ssize_t i

@@ -5,7 +5,13 @@ Other Cython code (step loops) can ``cimport`` it:
 
     from logt._kernels._toy cimport PSDQuadratic
 """
+from numpy.random cimport bitgen_t
+
 from logt._kernels._base cimport CompiledOracle
+
+# Exact int64-accumulated sums of B samples of m uniform 32-bit noise entries
+# (the stream layout of PSDQuadratic's noise); shared with other oracles.
+cdef int uniform_noise_sums(bitgen_t* rng, Py_ssize_t m, Py_ssize_t B, double* tot) noexcept nogil
 
 
 cdef class PSDQuadratic(CompiledOracle):

@@ -8,7 +8,10 @@ noise = 1 over the PSD cone is the paper's toy.
 The hot path, :meth:`PSDQuadratic.mean_grad_into`, averages ``B`` gradients by
 streaming raw 32-bit integers from the caller's ``bitgen_t`` into exact
 ``int64`` sums, one per upper-triangle entry: no ``B x d x d`` array is ever
-built and the GIL is not held.
+built and the GIL is not held. Every ~2^16 draws the loop reads a monotonic
+clock and, at most every 50 ms (main thread only), runs Python's signal
+handlers, so Ctrl-C stops a huge ``B`` promptly; the draws and their order
+(hence the bits) do not depend on it.
 """
 import numbers
 
@@ -18,7 +21,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
-from logt._kernels._base cimport CompiledOracle
+from logt._kernels._base cimport CompiledOracle, LOGT_INTERRUPTED, poll_signals, poll_start
 
 from logt._kernels._base import _as_point
 
@@ -29,8 +32,74 @@ ctypedef uint64_t (*next64_fn)(void*) noexcept nogil
 # |acc| <= 2^30 * 2^32 = 2^62 < 2^63 (no overflow for any B).
 cdef int64_t _PAIRS_PER_FLUSH = (<int64_t>1) << 30
 
+# About this many draws between two reads of the clock (signal polling).
+cdef int64_t _DRAWS_PER_POLL = (<int64_t>1) << 16
+
 # 2^-31: a signed 32-bit draw j maps to the noise value (j + 0.5) * 2^-31 in (-1, 1)
 cdef double _TWO_M31 = 4.656612873077393e-10
+
+
+cdef int uniform_noise_sums(bitgen_t* rng, Py_ssize_t m, Py_ssize_t B, double* tot) noexcept nogil:
+    """``tot[e]`` = sum over ``B`` samples of the signed 32-bit draw ``j`` of entry ``e`` (``e < m``), exact.
+
+    Stream layout (shared by every oracle with this noise, same seed => same
+    bits): samples in pairs, one ``next_uint64`` per entry (low half to the
+    first sample of the pair, high half to the second); an odd last sample
+    takes ``ceil(m/2)`` more draws, two entries each. The noise value of a draw
+    is ``s * (j + 0.5) * 2^-31``, so the mean is ``s * 2^-31 * (tot/B + 0.5)``.
+    Returns 0, -1 when the workspace cannot be allocated, or LOGT_INTERRUPTED
+    when a signal arrived (polled every ~50 ms; the caller raises it).
+    """
+    cdef int64_t* acc = <int64_t*>malloc(m * sizeof(int64_t))
+    if acc == NULL:
+        return -1
+    cdef Py_ssize_t e
+    for e in range(m):
+        acc[e] = 0
+        tot[e] = 0.0
+    cdef next64_fn next64 = rng.next_uint64
+    cdef void* st = rng.state
+    cdef uint64_t r
+    cdef int64_t pairs = B // 2, p, n, p0, p1
+    cdef int64_t done = 0
+    cdef int64_t blk = _DRAWS_PER_POLL // m          # signals are polled between blocks of draws
+    cdef double next_poll = poll_start()
+    if blk < 1:
+        blk = 1
+    while done < pairs:
+        n = pairs - done
+        if n > _PAIRS_PER_FLUSH:
+            n = _PAIRS_PER_FLUSH
+        p0 = 0
+        while p0 < n:
+            p1 = p0 + blk
+            if p1 > n:
+                p1 = n
+            for p in range(p0, p1):
+                for e in range(m):
+                    r = next64(st)
+                    acc[e] += (<int64_t>(<int32_t>(<uint32_t>r))
+                               + <int64_t>(<int32_t>(<uint32_t>(r >> 32))))
+            p0 = p1
+            if poll_signals(&next_poll) != 0:
+                free(acc)
+                return LOGT_INTERRUPTED
+        for e in range(m):
+            tot[e] += <double>acc[e]
+            acc[e] = 0
+        done += n
+    if B & 1:
+        e = 0
+        while e < m:
+            r = next64(st)
+            acc[e] += <int64_t>(<int32_t>(<uint32_t>r))
+            if e + 1 < m:
+                acc[e + 1] += <int64_t>(<int32_t>(<uint32_t>(r >> 32)))
+            e += 2
+        for e in range(m):
+            tot[e] += <double>acc[e]
+    free(acc)
+    return 0
 
 
 cdef class PSDQuadratic(CompiledOracle):
@@ -131,44 +200,13 @@ cdef class PSDQuadratic(CompiledOracle):
             return 0
 
         # per-call workspace: no state shared between threads using one oracle
-        cdef int64_t* acc = <int64_t*>malloc(m * sizeof(int64_t))
         cdef double* tot = <double*>malloc(m * sizeof(double))
-        if acc == NULL or tot == NULL:
-            free(acc)
-            free(tot)
+        if tot == NULL:
             return -1
-        for e in range(m):
-            acc[e] = 0
-            tot[e] = 0.0
-
-        cdef next64_fn next64 = rng.next_uint64
-        cdef void* st = rng.state
-        cdef uint64_t r
-        cdef int64_t pairs = B // 2, p, n
-        cdef int64_t done = 0
-        while done < pairs:
-            n = pairs - done
-            if n > _PAIRS_PER_FLUSH:
-                n = _PAIRS_PER_FLUSH
-            for p in range(n):
-                for e in range(m):
-                    r = next64(st)
-                    acc[e] += (<int64_t>(<int32_t>(<uint32_t>r))
-                               + <int64_t>(<int32_t>(<uint32_t>(r >> 32))))
-            for e in range(m):
-                tot[e] += <double>acc[e]
-                acc[e] = 0
-            done += n
-        if B & 1:
-            e = 0
-            while e < m:
-                r = next64(st)
-                acc[e] += <int64_t>(<int32_t>(<uint32_t>r))
-                if e + 1 < m:
-                    acc[e + 1] += <int64_t>(<int32_t>(<uint32_t>(r >> 32)))
-                e += 2
-            for e in range(m):
-                tot[e] += <double>acc[e]
+        cdef int rc = uniform_noise_sums(rng, m, B, tot)
+        if rc != 0:                      # -1 (no workspace) or LOGT_INTERRUPTED (a signal is pending)
+            free(tot)
+            return rc
 
         # mean of Z_e = s * (sum_j + 0.5 * B) / (B * 2^31)
         cdef double scale = self.noise * _TWO_M31
@@ -181,7 +219,6 @@ cdef class PSDQuadratic(CompiledOracle):
                 if j != i:
                     out[j * d + i] = x[j * d + i] - a[j * d + i] + zbar
                 e += 1
-        free(acc)
         free(tot)
         return 0
 

@@ -1,6 +1,9 @@
 """A domain given by a user's Python projection function."""
+import math
+
 import numpy as np
 
+from logt._kernels._base import _as_float_array, _check_out
 from logt._kernels._sets import _as_shape
 
 
@@ -11,9 +14,11 @@ class CallableDomain:
             copy: ``fn`` may modify it) and returning the projected point.
     shape : int or tuple, the shape of a point.
 
-    ``project(v, out=None)`` validates ``v`` (shape, finite), calls ``fn`` and
-    checks its output (array-like of shape ``shape``, finite). Python-level:
-    solvers use a (slower) Python loop with such a domain.
+    ``project(v, out=None)`` validates ``v`` (real, shape, finite), calls
+    ``fn`` and checks its output (real array-like of shape ``shape``, finite;
+    complex input or output is a TypeError, never truncated). Python-level:
+    solvers use a (slower) Python loop with such a domain. It pickles (and so
+    goes to a process pool) when ``fn`` pickles, e.g. a module-level function.
     """
 
     def __init__(self, fn, shape):
@@ -21,33 +26,34 @@ class CallableDomain:
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         self.fn = fn
         self.shape = shape = _as_shape(shape)
-        self.size = int(np.prod(shape))
+        self.size = math.prod(shape)
 
     def __repr__(self):
         return f"CallableDomain({getattr(self.fn, '__name__', self.fn)!r}, shape={self.shape})"
 
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.fn == other.fn and self.shape == other.shape
+
+    def __hash__(self):
+        return hash((CallableDomain, self.fn, self.shape))
+
     def project(self, v, out=None):
         """``fn(v)`` validated; written into ``out`` when given (``out`` may be ``v``)."""
-        a = np.array(v, dtype=np.float64, copy=True)
+        a = np.array(_as_float_array(v, "v"), copy=True)
         if a.shape != self.shape:
             raise ValueError(f"v must have shape {self.shape}, got {a.shape}")
         if not np.isfinite(a).all():
             raise ValueError("v contains NaN or Inf")
         if out is not None:
-            if not isinstance(out, np.ndarray):
-                raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-            if out.dtype != np.float64:
-                raise TypeError(f"out must have dtype float64, got {out.dtype}")
-            if out.shape != self.shape:
-                raise ValueError(f"out must have shape {self.shape}, got {out.shape}")
-            if not out.flags.writeable:
-                raise ValueError("out must be writeable")
+            _check_out(out, self.shape)
         r = self.fn(a)
         try:
-            r = np.asarray(r, dtype=np.float64)
-        except (TypeError, ValueError):
+            r = _as_float_array(r, "fn's result")
+        except TypeError as exc:
             raise TypeError(
-                f"fn must return a float array, got {type(r).__name__}") from None
+                f"fn must return a real float array, got {type(r).__name__}: {exc}") from None
         if r.shape != self.shape:
             raise ValueError(f"fn returned shape {r.shape}, expected {self.shape}")
         if not np.isfinite(r).all():

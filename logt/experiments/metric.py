@@ -9,7 +9,10 @@ number of projections ``P`` for
 * ``logt_theorem1``: Algorithm 1 with Theorem 1's parameters (``M = 402``,
   ``B1 = 1`` for ``L = 4.1``, ``lam = 0.1``: 804 projections per epoch);
 * ``epoch_gd`` (Hazan-Kale, ``T1 = 4``, ``eta1 = 1/lam``) and ``sgd`` (step
-  ``1/(lam t)``, last iterate): one projection per oracle call.
+  ``1/(lam t)``, last iterate): one projection per oracle call;
+* optional rows (``--methods``, :data:`EXTRA`): ``logt_acc`` (theory rule with
+  the oracle's ``L``), ``minibatch_sgd`` (``B = sqrt(T)``),
+  ``one_projection_sgd`` (penalty ``2 G``) and ``sgd_suffix``.
 
 The objective is the paper's (``MetricLearning``'s defaults: uniformly random
 pairs, fixed threshold 1, ``lam = 0.1``, rows scaled to unit norm); the
@@ -55,6 +58,13 @@ from logt.oracles import MetricLearning
 METHODS = ("logt_practical", "logt_theorem1", "epoch_gd", "sgd")
 LABELS = {"logt_practical": "logT (practical)", "logt_theorem1": "logT (Theorem 1)",
           "epoch_gd": "EP_GD", "sgd": "SGD"}
+# optional rows (``--methods``): row -> (method, options); the PSD cone has no LMO (no Frank-Wolfe)
+EXTRA = {"logt_acc": ("logt_acc", {}), "minibatch_sgd": ("minibatch_sgd", {}),
+         "one_projection_sgd": ("one_projection_sgd", {}), "sgd_suffix": ("sgd", {"average": "suffix"})}
+ALL_METHODS = METHODS + tuple(EXTRA)
+LABELS.update({"logt_acc": "logT-acc", "minibatch_sgd": "mini-batch SGD", "one_projection_sgd": "1-proj SGD",
+               "sgd_suffix": "SGD suffix avg"})
+BASELINES = ("epoch_gd", "sgd", "minibatch_sgd", "one_projection_sgd", "sgd_suffix")
 DATASETS = ("mushrooms", "adult", "synthetic")
 
 _CACHE = {}     # per worker process: the oracle of (dataset, data_dir, lam, seed, n_eval_pairs, max_train)
@@ -113,26 +123,33 @@ def method_kwargs(method, oracle, T):
         return {"method": "logt", "options": {"params": "theorem1"}}
     if method in ("epoch_gd", "sgd"):
         return {"method": method}
-    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method in EXTRA:
+        return {"method": EXTRA[method][0], "options": dict(EXTRA[method][1])}
+    raise ValueError(f"method must be one of {ALL_METHODS}, got {method!r}")
 
 
 def _one_run(task):
     dataset, data_dir, lam, method, T, rep, seed, n_eval_pairs, max_train, n_threads = task
     oracle = _oracle(dataset, data_dir, lam, seed, n_eval_pairs, max_train, n_threads)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, METHODS.index(method), rep]))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, ALL_METHODS.index(method), rep]))
     t0 = time.perf_counter()
     res = minimize(oracle, PSDCone(oracle.n_features), T, rng=rng, **method_kwargs(method, oracle, T))
     sec = time.perf_counter() - t0
     tr = res.trace
+    rows = list(zip(tr["n_projections"], tr["n_calls"], tr["fun"]))
+    if method == "one_projection_sgd":      # earlier rows are unprojected averages (not in D): the end only
+        rows = rows[-1:]
     return [{"dataset": dataset, "method": method, "T": T, "repeat": rep, "point": i,
              "n_projections": int(p), "n_calls": int(c), "fun": float(f), "seconds": sec}
-            for i, (p, c, f) in enumerate(zip(tr["n_projections"], tr["n_calls"], tr["fun"]))]
+            for i, (p, c, f) in enumerate(rows)]
 
 
 def _expected_work(method, T):
     """Rough cost in projection-equivalents (a projection ~ 2000 pair gradients)."""
-    if method in ("sgd", "epoch_gd"):
+    if method in ("sgd", "epoch_gd", "sgd_suffix", "one_projection_sgd"):
         return T
+    if method == "minibatch_sgd":
+        return 2 * np.sqrt(T)
     return (208 if method == "logt_practical" else 804 * np.log2(T / 804 + 1)) + T / 2000
 
 
@@ -144,8 +161,8 @@ def run(dataset="mushrooms", data_dir=None, T=200_000, repeats=10, methods=METHO
     n_calls, fun (``F`` on the evaluation pairs) and seconds (of the whole run).
     """
     for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; choose from {METHODS}")
+        if m not in ALL_METHODS:
+            raise ValueError(f"unknown method {m!r}; choose from {ALL_METHODS}")
     if data_dir is None and dataset != "synthetic":
         data_dir = os.environ.get("LOGT_DATA_DIR")
         if not data_dir:
@@ -159,14 +176,14 @@ def run(dataset="mushrooms", data_dir=None, T=200_000, repeats=10, methods=METHO
     bar = Progress(len(tasks), f"metric/{dataset}", enabled=progress)
     out = run_tasks(_one_run, tasks, n_jobs, lambda t, r: bar.update(1, work[t], total))
     recs = [r for rs in out for r in rs]
-    recs.sort(key=lambda r: (METHODS.index(r["method"]), r["repeat"], r["point"]))
+    recs.sort(key=lambda r: (ALL_METHODS.index(r["method"]), r["repeat"], r["point"]))
     return recs
 
 
 def summarize(records):
     """Per (method, trace point): P, mean and std of F over repeats, oracle calls, s/run."""
     out = []
-    for m in METHODS:
+    for m in ALL_METHODS:
         rs = [r for r in records if r["method"] == m]
         for P in sorted({r["n_projections"] for r in rs}):
             pts = [r for r in rs if r["n_projections"] == P]
@@ -191,7 +208,7 @@ def _thin(rows, max_rows):
 def tables(summary, max_rows=12):
     """A markdown table per method (``max_rows`` points of its curve, geometric in P)."""
     parts = []
-    for m in METHODS:
+    for m in ALL_METHODS:
         rows = [s for s in summary if s["method"] == m]
         if not rows:
             continue
@@ -219,11 +236,11 @@ def verdict(summary, tol=1e-4):
     needs) for the same accuracy, not the baseline's whole budget.
     """
     finals = {}
-    for m in METHODS:
+    for m in ALL_METHODS:
         rows = [s for s in summary if s["method"] == m]
         if rows:
             finals[m] = rows[-1]
-    base = [m for m in ("epoch_gd", "sgd") if m in finals]
+    base = [m for m in BASELINES if m in finals]
     if not base:
         return "no baseline run: nothing to compare"
     best = min(f["mean_fun"] for f in finals.values())
@@ -231,7 +248,7 @@ def verdict(summary, tol=1e-4):
     need = {m: reach(summary, m, target) for m in finals}
     head = f"equal accuracy (mean F <= best final {best:.5f} + {tol:g}): "
     parts = []
-    for m in ("logt_practical", "logt_theorem1"):
+    for m in ("logt_practical", "logt_theorem1", "logt_acc"):
         if m not in finals:
             continue
         P = need[m]
@@ -259,7 +276,7 @@ def plot(summary, out_dir, dataset):
         return []
     os.makedirs(out_dir, exist_ok=True)
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for m in METHODS:
+    for m in ALL_METHODS:
         rows = [s for s in summary if s["method"] == m]
         if not rows:
             continue
@@ -289,7 +306,11 @@ def plot(summary, out_dir, dataset):
 
 def main(args):
     t0 = time.perf_counter()
-    recs = run(dataset=args.dataset, data_dir=args.data_dir, T=args.T, repeats=args.repeats,
+    methods = METHODS + tuple(m for m in (getattr(args, "methods", None) or "").split(",") if m)
+    bad = [m for m in methods if m not in ALL_METHODS]
+    if bad:
+        raise ValueError(f"unknown --methods row(s) {bad}; the optional rows are {', '.join(EXTRA)}")
+    recs = run(dataset=args.dataset, data_dir=args.data_dir, T=args.T, repeats=args.repeats, methods=methods,
                seed=args.seed, n_jobs=args.jobs, lam=args.lam, progress=not args.quiet)
     summary = summarize(recs)
     print(tables(summary))

@@ -18,6 +18,12 @@ from logt.oracles import PSDQuadratic
 
 METHODS = ("logt", "epoch_gd", "sgd")
 LABELS = {"logt": "logT", "epoch_gd": "EP_GD", "sgd": "SGD"}
+# optional rows (``--methods``): row -> (method, options)
+EXTRA = {"logt_acc": ("logt_acc", {}), "minibatch_sgd": ("minibatch_sgd", {}),
+         "one_projection_sgd": ("one_projection_sgd", {}), "sgd_suffix": ("sgd", {"average": "suffix"})}
+ALL_METHODS = METHODS + tuple(EXTRA)
+LABELS.update({"logt_acc": "logT-acc", "minibatch_sgd": "mini-batch SGD", "one_projection_sgd": "1-proj SGD",
+               "sgd_suffix": "SGD suffix avg"})
 
 
 def T_grid(T_min=10**3, T_max=10**6, per_decade=2):
@@ -30,9 +36,10 @@ def _one_run(task):
     method, T, rep, seed, d = task
     oracle = PSDQuadratic(np.zeros((d, d)), noise=1.0)
     domain = PSDCone(d)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, METHODS.index(method), T, rep]))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, ALL_METHODS.index(method), T, rep]))
+    name, opts = EXTRA.get(method, (method, {}))
     t0 = time.perf_counter()
-    res = minimize(oracle, domain, T, method=method, rng=rng)
+    res = minimize(oracle, domain, T, method=name, options=opts, rng=rng)
     sec = time.perf_counter() - t0
     excess = res.fun - oracle.f_star
     return {"method": method, "T": T, "repeat": rep, "fun": res.fun, "excess": excess,
@@ -47,19 +54,19 @@ def run(T_max=10**6, T_min=10**3, per_decade=2, repeats=10, methods=METHODS, see
     tasks = [(m, T, r, seed, d) for T in sorted(grid, reverse=True) for m in methods
              for r in range(repeats)]
     # the baselines cost ~T projections, logT ~log T: weigh progress by work
-    work = {t: (t[1] if t[0] != "logt" else t[1] / 50) for t in tasks}
+    work = {t: (t[1] if t[0] not in ("logt", "logt_acc", "minibatch_sgd") else t[1] / 50) for t in tasks}
     total = sum(work.values())
     bar = Progress(len(tasks), "toy", enabled=progress)
     recs = run_tasks(_one_run, tasks, n_jobs or default_jobs(),
                      lambda t, r: bar.update(1, work[t], total))
-    recs.sort(key=lambda r: (METHODS.index(r["method"]), r["T"], r["repeat"]))
+    recs.sort(key=lambda r: (ALL_METHODS.index(r["method"]), r["T"], r["repeat"]))
     return recs
 
 
 def summarize(records):
     """Per (method, T): mean/std of (F - F*)*T, mean F, projections and calls."""
     out = []
-    for m in METHODS:
+    for m in ALL_METHODS:
         for T in sorted({r["T"] for r in records if r["method"] == m}):
             rs = [r for r in records if r["method"] == m and r["T"] == T]
             v = np.array([r["excess_times_T"] for r in rs])
@@ -76,7 +83,7 @@ def summarize(records):
 def tables(summary):
     """A markdown table per method."""
     parts = []
-    for m in METHODS:
+    for m in ALL_METHODS:
         rows = [s for s in summary if s["method"] == m]
         if not rows:
             continue
@@ -90,7 +97,7 @@ def tables(summary):
 def verdict(summary):
     """Two readable lines: flatness of (F - F*)*T per method, projections at the largest T."""
     flat, proj = [], []
-    for m in METHODS:
+    for m in ALL_METHODS:
         rows = [s for s in summary if s["method"] == m]
         if not rows:
             continue
@@ -116,7 +123,7 @@ def plot(summary, out_dir):
             ("fig1a_excess_times_T.png", "T", "mean_excess_times_T", "T (oracle calls)", "(F(W_T) - F*) * T"),
             ("fig1b_fun_vs_projections.png", "n_projections", "mean_fun", "projections P", "F(W_T)")]:
         fig, ax = plt.subplots(figsize=(5, 4))
-        for m in METHODS:
+        for m in ALL_METHODS:
             rows = [s for s in summary if s["method"] == m]
             if not rows:
                 continue
@@ -143,7 +150,11 @@ def plot(summary, out_dir):
 
 def main(args):
     t0 = time.perf_counter()
-    recs = run(T_max=args.T_max, T_min=args.T_min, per_decade=args.per_decade,
+    methods = METHODS + tuple(m for m in (getattr(args, "methods", None) or "").split(",") if m)
+    bad = [m for m in methods if m not in ALL_METHODS]
+    if bad:
+        raise ValueError(f"unknown --methods row(s) {bad}; the optional rows are {', '.join(EXTRA)}")
+    recs = run(T_max=args.T_max, T_min=args.T_min, per_decade=args.per_decade, methods=methods,
                repeats=args.repeats, seed=args.seed, n_jobs=args.jobs, progress=not args.quiet)
     summary = summarize(recs)
     print(tables(summary))

@@ -8,6 +8,10 @@ from logt.methods._base import REGISTRY, Method, Option, get_method, method_name
 from logt.methods.logt import LogT
 from logt.methods.sgd import SGD
 from logt.methods.epoch_gd import EpochGD
+from logt.methods.logt_acc import LogTAcc
+from logt.methods.minibatch_sgd import MinibatchSGD
+from logt.methods.one_projection_sgd import OneProjectionSGD
+from logt.methods.frank_wolfe import FrankWolfe
 
 __all__ = ["Method", "Option", "register", "get_method", "method_names", "REGISTRY",
-           "LogT", "SGD", "EpochGD"]
+           "LogT", "SGD", "EpochGD", "LogTAcc", "MinibatchSGD", "OneProjectionSGD", "FrankWolfe"]

@@ -20,7 +20,10 @@ class SGD(Method):
     Options
     -------
     average : "last" (default: the last iterate ``w_T``, the paper's SGD on the
-        toy) or "uniform" (the mean of ``w_1..w_T``, in ``D`` by convexity).
+        toy), "uniform" (the mean of ``w_1..w_T``, in ``D`` by convexity) or
+        "suffix" (the mean of the last ``ceil(T/2)`` iterates, Rakhlin, Shamir
+        and Sridharan 2012: ``O(1/T)`` for strongly convex ``F``; trace rows in
+        the first half show the current iterate).
 
     Counts: ``n_calls = n_projections = T``. The trace has a row per point of a
     geometric grid of steps.
@@ -31,7 +34,7 @@ class SGD(Method):
     summary = "projected SGD, step 1/(lam t)"
     rate = "O(log T / T) (averaged), O(1/T) on the toy"
     projections = "T"
-    options = {"average": Option("last", one_of("last", "uniform"), "returned point")}
+    options = {"average": Option("last", one_of("last", "uniform", "suffix"), "returned point")}
 
     def prepare(self, run):
         return {"step": "1/(lam*t)", "average": self.values["average"]}
@@ -40,24 +43,39 @@ class SGD(Method):
         x = np.array(x0, dtype=np.float64, order="C", copy=True)
         return {"x": x, "xsum": np.zeros_like(x), "t": 0}
 
-    def _current(self, st, average):
+    def _current(self, st, average, start=0):
+        if average == "suffix":
+            n = st["t"] - start
+            return st["x"] if n <= 0 else st["xsum"] / n
         return st["x"] if average == "last" else st["xsum"] / st["t"]
+
+    @staticmethod
+    def _suffix_start(T):
+        """Suffix averaging sums the iterates of steps ``T//2 + 1 .. T`` (``ceil(T/2)`` of them)."""
+        return T // 2
 
     def drive(self, run, params, st):
         T, average = run.T, params["average"]
         x, xsum = st["x"], st["xsum"]
         grid = sgd_grid(T)
+        start = self._suffix_start(T) if average == "suffix" else 0
         while st["t"] < T:
             t = st["t"]
             nxt = int(grid[np.searchsorted(grid, t, side="right")])
             n = min(nxt - t, CHUNK)
+            if t < start:
+                n = min(n, start - t)       # suffix: the sum restarts after step `start`
             run.steps(x, xsum, n, STEP_INVERSE, lam=run.lam, t0=t)
+            if t + n == start:
+                xsum.fill(0.0)
             st["t"] = t + n
             if st["t"] == nxt:
                 t = st["t"]
-                if run.boundary(st, self._current(st, average), step=t, eta=1.0 / (run.lam * t)) and t < T:
+                if run.boundary(st, self._current(st, average, start), step=t, eta=1.0 / (run.lam * t)) and t < T:
                     break
             else:
                 run.boundary(st, record=False)
+        if average == "suffix":
+            return self._current(st, average, start).copy(), 0
         out = x.copy() if average == "last" else xsum / st["t"]
         return out, 0

@@ -4,11 +4,13 @@
   ``L``, ``lam``, ``G``, ``f_star``, ``minimizer``).
 * :class:`PSDQuadratic` - the paper's toy problem, compiled.
 * :class:`MetricLearning` - regularized distance metric learning on random pairs, compiled.
+* :class:`DiagonalQuadratic` - ``0.5 * sum h (x - a)^2``, a chosen condition number, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
 """
 from logt.oracles._protocol import Oracle
 from logt.oracles.function import FunctionOracle
 from logt.oracles.metric import MetricLearning
 from logt.oracles.quadratic import PSDQuadratic
+from logt._kernels._wquad import DiagonalQuadratic
 
-__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle"]
+__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle", "DiagonalQuadratic"]

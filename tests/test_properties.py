@@ -1,0 +1,265 @@
+"""Property-based tests (hypothesis): projections against their definitions,
+the LIBSVM reader against an independent writer.
+
+Profiles: ``HYPOTHESIS_PROFILE=ci`` runs 500 examples per property; the
+default ``dev`` profile runs 60.
+"""
+import gzip
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from logt.datasets import load_libsvm  # noqa: E402
+from logt.domains import Box, EuclideanBall, TraceBoundedPSD, PSDCone  # noqa: E402
+from logt.domains._psd import PSDProjector  # noqa: E402
+
+settings.register_profile("ci", max_examples=500, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+PATHS = ["auto", "jacobi", "neg", "pos", "full", "chol"]
+
+
+@st.composite
+def sym_matrices(draw, dmax=12):
+    """A symmetric matrix Q diag(l) Q^T with clustered / repeated / tiny / huge
+    eigenvalues, plus the byte order it is handed over in."""
+    d = draw(st.integers(1, dmax))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    kind = draw(st.sampled_from(["random", "repeated", "clustered", "tiny", "huge", "mixed"]))
+    scale = draw(st.sampled_from([1.0, 1e-300, 1e-150, 1e150, 1e300, 1e-310]))
+    if kind == "random":
+        lam = rng.standard_normal(d)
+    elif kind == "repeated":
+        lam = rng.choice([-1.0, 0.0, 2.0], size=d)
+    elif kind == "clustered":
+        lam = rng.choice([-1.0, 1.0], size=d) + 1e-13 * rng.standard_normal(d)
+    elif kind == "tiny":
+        lam = rng.standard_normal(d) * 1e-14
+        lam[0] = 1.0
+    elif kind == "huge":
+        lam = rng.standard_normal(d)
+        lam[0] = 1e12
+    else:
+        lam = rng.standard_normal(d) * 10.0 ** rng.integers(-12, 12, size=d)
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    A = (Q * lam) @ Q.T
+    A = (A + A.T) / 2
+    m = np.abs(A).max()
+    if m > 0:
+        A = A / m * scale           # largest entry = scale (no overflow by construction)
+    A = (A + A.T) / 2
+    order = draw(st.sampled_from(["=", ">", "<"]))
+    return A.astype(A.dtype.newbyteorder(order)) if order != "=" else A
+
+
+def _ref_psd(A):
+    """Independent reference: numpy.linalg.eigh on a scaled copy."""
+    A = np.asarray(A, dtype=np.float64)
+    m = np.abs(A).max()
+    if m == 0:
+        return np.zeros_like(A)
+    B = A / m
+    lam, V = np.linalg.eigh(B)
+    return ((V * np.maximum(lam, 0)) @ V.T) * m
+
+
+def _check_psd_projection(A, R):
+    An = np.asarray(A, dtype=np.float64)
+    m = np.abs(An).max()
+    assert R.shape == An.shape and R.dtype == np.float64
+    assert np.all(np.isfinite(R))
+    assert np.array_equal(R, R.T)
+    if m == 0:
+        assert not R.any()
+        return
+    d = An.shape[0]
+    tol = 1e-10 * d * m
+    # the reference (eigh)
+    np.testing.assert_allclose(R, _ref_psd(An), rtol=0, atol=tol)
+    # PSD: smallest eigenvalue >= -tol (scaled)
+    assert np.linalg.eigvalsh(R / m).min() >= -1e-10 * d
+    # variational inequality <A - R, Y - R> <= 0 for Y in the cone (tested at
+    # Y = 0, Y = 2R and random PSD Y), i.e. <A - R, R> = 0 and A - R is NSD
+    G = (An - R) / m
+    Rn = R / m
+    assert abs(np.sum(G * Rn)) <= 1e-9 * d * d
+    rng = np.random.default_rng(d)
+    for _ in range(3):
+        Z = rng.standard_normal((d, d))
+        Y = Z @ Z.T
+        assert np.sum(G * (Y - Rn)) <= 1e-9 * d * d * (1 + np.abs(Y).max())
+
+
+@given(sym_matrices(), st.sampled_from(PATHS))
+def test_psd_every_path(A, path):
+    d = A.shape[0]
+    P = PSDProjector(d)
+    R = P._project_with(A, path)
+    _check_psd_projection(A, R)
+    # idempotent, up to the rounding of the first projection (relative to max|A|)
+    R2 = P._project_with(R, path)
+    m = np.abs(np.asarray(A, dtype=np.float64)).max()
+    np.testing.assert_allclose(R2, R, rtol=0, atol=1e-10 * d * m)
+
+
+@given(sym_matrices(dmax=8))
+def test_psd_cone_project(A):
+    d = A.shape[0]
+    R = PSDCone(d).project(A)
+    _check_psd_projection(A, R)
+    # a native out= gets the same result; a non-native out= is a clear error
+    out = np.empty((d, d))
+    R3 = PSDCone(d).project(A, out=out)
+    assert R3 is out
+    np.testing.assert_array_equal(out, R)
+    if not A.dtype.isnative:
+        with pytest.raises(TypeError, match="out must be a native-byte-order"):
+            PSDCone(d).project(A, out=np.empty_like(A))
+
+
+finite = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False, allow_subnormal=True)
+
+
+@given(st.integers(1, 10).flatmap(lambda n: st.tuples(
+    st.lists(finite, min_size=n, max_size=n), st.lists(finite, min_size=n, max_size=n),
+    st.floats(1e-200, 1e200))))
+def test_ball_projection(args):
+    v, c, r = (np.array(args[0]), np.array(args[1]), args[2])
+    B = EuclideanBall(len(v), radius=r, center=c)
+    P = B.project(v)
+    assert np.all(np.isfinite(P))
+    s = max(np.abs(v - c / 2 - c / 2).max(), np.abs(P - c).max(), 1e-300)
+    dist = np.linalg.norm((P - c) / s) * s
+    big = max(np.abs(c).max(), np.abs(v).max())
+    slack = 1e-12 * r + 8 * np.finfo(float).eps * big * np.sqrt(len(v)) + 1e-300
+    assert dist <= r + slack
+    # reference: the closed form (scaled to avoid overflow)
+    w = v / 2 - c / 2
+    nw = np.linalg.norm(w / max(np.abs(w).max(), 1e-300)) * max(np.abs(w).max(), 1e-300) * 2
+    if nw <= r:
+        np.testing.assert_array_equal(P, v)
+    else:
+        ref = c + (w / nw) * 2 * r
+        np.testing.assert_allclose(P, ref, rtol=1e-9, atol=1e3 * slack)
+    # idempotent (up to rounding at the scale of the centre)
+    np.testing.assert_allclose(B.project(P), P, rtol=1e-12, atol=1e3 * slack)
+
+
+@given(st.integers(1, 10).flatmap(lambda n: st.tuples(
+    st.lists(finite, min_size=n, max_size=n), st.lists(finite, min_size=n, max_size=n),
+    st.lists(finite, min_size=n, max_size=n))))
+def test_box_projection(args):
+    v, a, b = (np.array(x) for x in args)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    B = Box(lo, hi)
+    P = B.project(v)
+    np.testing.assert_array_equal(P, np.minimum(np.maximum(v, lo), hi))
+    np.testing.assert_array_equal(B.project(P), P)
+    # variational inequality coordinatewise: (v - P)(y - P) <= 0 at both corners
+    for y in (lo, hi):
+        assert np.all(np.sign(v - P) * np.sign(y - P) <= 0)
+
+
+@given(sym_matrices(dmax=8), st.floats(1e-3, 1e3))
+def test_trace_bounded_psd(A, tau):
+    An = np.asarray(A, dtype=np.float64)
+    m = np.abs(An).max()
+    if m == 0 or not (1e-100 < m < 1e100):
+        return                      # tau is O(1): keep the comparison meaningful
+    d = An.shape[0]
+    D = TraceBoundedPSD(d, tau)
+    R = D.project(A)
+    # reference: eigh, then the projection of the spectrum onto {l >= 0, sum <= tau}
+    lam, V = np.linalg.eigh(An)
+    lp = np.maximum(lam, 0)
+    if lp.sum() > tau:              # simplex projection by sorting
+        u = np.sort(lam)[::-1]
+        cs = np.cumsum(u)
+        k = np.nonzero(u - (cs - tau) / np.arange(1, d + 1) > 0)[0][-1]
+        theta = (cs[k] - tau) / (k + 1)
+        lp = np.maximum(lam - theta, 0)
+    ref = (V * lp) @ V.T
+    sc = max(m, tau)
+    np.testing.assert_allclose(R, ref, rtol=0, atol=1e-9 * d * sc)
+    assert np.trace(R) <= tau * (1 + 1e-10)
+    assert np.linalg.eigvalsh(R).min() >= -1e-9 * d * sc
+    np.testing.assert_allclose(D.project(R), R, rtol=0, atol=1e-9 * d * sc)
+
+
+# --- LIBSVM reader vs an independent writer ---------------------------------
+
+def _write_libsvm(path, X, y, qid=None, comments=False, crlf=False, compress=False):
+    """Plain writer: one line per row, repr() of floats, 1-based indices."""
+    nl = "\r\n" if crlf else "\n"
+    lines = []
+    if comments:
+        lines.append("# generated by the test writer")
+    for i in range(X.shape[0]):
+        row = X.getrow(i)
+        toks = [repr(float(y[i]))]
+        if qid is not None:
+            toks.append(f"qid:{int(qid[i])}")
+        for j, v in zip(row.indices, row.data):
+            toks.append(f"{j + 1}:{float(v)!r}")
+        line = " ".join(toks)
+        if comments and i % 2:
+            line += "  # row %d" % i
+        lines.append(line)
+    data = (nl.join(lines) + nl).encode("ascii")
+    if compress:
+        data = gzip.compress(data)
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+values = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=True, width=64)
+
+
+@st.composite
+def libsvm_data(draw):
+    n = draw(st.integers(1, 30))
+    d = draw(st.integers(1, 2**31 - 1)) if draw(st.booleans()) else draw(st.integers(1, 50))
+    rows = []
+    for _ in range(n):
+        k = draw(st.integers(0, min(d, 6)))
+        idx = sorted(draw(st.sets(st.integers(0, d - 1), min_size=k, max_size=k)))
+        vals = [draw(values.filter(lambda v: v != 0)) for _ in idx]
+        rows.append((idx, vals))
+    indptr = np.cumsum([0] + [len(r[0]) for r in rows])
+    indices = np.array([j for r in rows for j in r[0]], dtype=np.int64)
+    data = np.array([v for r in rows for v in r[1]], dtype=np.float64)
+    X = sp.csr_matrix((data, indices.astype(np.int32), indptr), shape=(n, d))
+    y = np.array([draw(values) for _ in range(n)])
+    qid = np.array([draw(st.integers(-2**62, 2**62)) for _ in range(n)]) \
+        if draw(st.booleans()) else None
+    return X, y, qid
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+@given(libsvm_data(), st.booleans(), st.booleans(), st.booleans())
+def test_libsvm_round_trip(tmp_path, data, comments, crlf, compress):
+    X, y, qid = data
+    p = tmp_path / "f.svm"
+    _write_libsvm(p, X, y, qid, comments, crlf, compress)
+    d = X.shape[1]
+    out = load_libsvm(p, n_features=d, query_id=True)
+    X2, y2, q2 = out
+    assert X2.shape == X.shape and X2.indices.dtype == np.int32
+    np.testing.assert_array_equal(X2.indptr, X.indptr)
+    np.testing.assert_array_equal(X2.indices, X.indices)
+    np.testing.assert_array_equal(X2.data, X.data)       # repr round-trips exactly
+    np.testing.assert_array_equal(y2, y)
+    if qid is None:
+        assert q2.shape == (0,)
+    else:
+        np.testing.assert_array_equal(q2, qid)
