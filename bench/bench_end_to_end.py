@@ -3,7 +3,7 @@ projected SGD written in NumPy (``np.linalg.eigh`` every step), on the toy and o
 
 Budgets and logT's Adult parameters are the named constants of
 ``logt.bench.end_to_end`` (toy: T = 10^6, logT also at 10^7 for equal F; Adult:
-T = 2*10^4 for the step-per-call methods, logT at 10^5 with the practical setting).
+T = 2*10^4 for the step-per-call methods, logT at 10^5 with its default params="auto").
 Each case runs ONCE (``pedantic(rounds=1, iterations=1)``; the NumPy SGD on the toy
 takes ~20 s) and records ``extra_info``: F, T, n_projections, so time-to-equal-
 accuracy can be read off the table. With ``--benchmark-disable`` the budgets are

@@ -406,7 +406,7 @@ def test_worker_exception_names_call_and_step(client):
                     timeout=TIMEOUT) as o:
         t0 = time.monotonic()
         with pytest.raises(DistributedOracleError) as ei:
-            logt.minimize(o, PSDCone(5), 10**6, rng=0)
+            logt.minimize(o, PSDCone(5), 10**6, options={"params": "theorem1"}, rng=0)
         assert time.monotonic() - t0 < TIMEOUT
     msg = str(ei.value)
     assert "call #181" in msg and "B=2560" in msg and "step 1 (g at w)" in msg, msg

@@ -76,7 +76,10 @@ def test_raw_data_fit_and_components_in_original_space(data, fitted):
     S = fitted.scale_
     assert np.allclose(W, Ws / np.outer(S, S), rtol=1e-9, atol=1e-12 * np.abs(W).max())
     assert fitted.b_ == pytest.approx(Zs[6, 6]) and fitted.b_ >= 0
-    assert fitted.n_projections_ == fitted.result_.n_projections == 2 * 8 * fitted.n_epochs_
+    # the default params="auto": every epoch makes 2*M_k projections and projects its mean once
+    epochs = fitted.result_.params["epochs"]
+    assert fitted.result_.params["retries"] == 0 and len(epochs) == fitted.n_epochs_
+    assert fitted.n_projections_ == fitted.result_.n_projections == sum(2 * M + 1 for _, M, _ in epochs)
     assert fitted.n_calls_ <= FAST["T"]
     # every scaled training row is in the unit ball (the oracle's precondition)
     assert np.linalg.norm(apply_scaling(X, fitted.center_, fitted.scale_), axis=1).max() <= 1.0

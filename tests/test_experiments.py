@@ -66,11 +66,11 @@ def test_metric_synthetic(tmp_path):
         assert metric.LABELS[m] in text
     assert text.count("\n|") <= 4 * (5 + 2)
     v = metric.verdict(summary)
-    assert v.startswith("equal accuracy") and "logT (practical)" in v
+    assert v.startswith("equal accuracy") and "logT (auto)" in v
     # same seed, same numbers
     again = metric.run(dataset="synthetic", T=T, repeats=2, n_jobs=1, n_eval_pairs=2000,
-                       methods=("logt_practical",), progress=False)
-    assert [r["fun"] for r in again] == [r["fun"] for r in recs if r["method"] == "logt_practical"]
+                       methods=("logt_auto",), progress=False)
+    assert [r["fun"] for r in again] == [r["fun"] for r in recs if r["method"] == "logt_auto"]
     if _has_matplotlib():
         paths = metric.plot(summary, str(tmp_path), "synthetic")
         assert paths and os.path.getsize(paths[0]) > 1000

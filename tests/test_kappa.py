@@ -140,7 +140,10 @@ def test_toy_optional_rows(tmp_path):
     got = {s["method"]: s for s in summary if s["T"] == T}
     assert got["one_projection_sgd"]["n_projections"] == 1
     assert got["minibatch_sgd"]["n_projections"] == T // int(np.ceil(np.sqrt(T)))
-    assert got["logt_acc"]["n_projections"] < got["logt"]["n_projections"]
+    # fewer than Algorithm 1 with Theorem 1's parameters (logT's row now uses params="auto", itself ~24 here)
+    from logt import params as P
+    p = P.theorem1(1.0, 1.0)
+    assert got["logt_acc"]["n_projections"] < 2 * p.M * P.n_epochs(T, p.M, p.B1)
     assert "logT-acc" in toy.tables(summary)
     # the paper's rows keep their seeds: same results with or without the optional rows
     base = toy.run(T_max=2000, T_min=1000, per_decade=1, repeats=2, n_jobs=1, progress=False)

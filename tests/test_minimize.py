@@ -45,7 +45,7 @@ def test_logt_exact_counts(T):
     c = Counting(oracle, domain)
     # a counting wrapper is a Python domain, so this also exercises the generic path
     c_dom = CallableDomain(lambda v: c.project(v), (5, 5))
-    res = logt.minimize(c, c_dom, T, rng=0)
+    res = logt.minimize(c, c_dom, T, options={"params": "theorem1"}, rng=0)
     p = params.theorem1(1.0, 1.0)
     M, B1 = p.M, p.B1
     k = math.floor(math.log2(T / (2 * M * B1) + 1))
@@ -62,7 +62,7 @@ def test_projection_count_grows_like_log_T():
     oracle, domain = toy()
     p = params.theorem1(1.0, 1.0)
     for T in [10**3, 10**4, 10**5, 10**6]:
-        res = logt.minimize(oracle, domain, T, rng=1)
+        res = logt.minimize(oracle, domain, T, options={"params": "theorem1"}, rng=1)
         assert res.n_projections == 2 * p.M * math.floor(math.log2(T / (2 * p.M * p.B1) + 1))
 
 
@@ -158,7 +158,7 @@ def test_function_oracle_slow_path_runs():
 def test_T_below_one_epoch_states_minimum():
     oracle, domain = toy()
     with pytest.raises(ValueError, match=r"minimum T is 2\*M\*B1 = 100"):
-        logt.minimize(oracle, domain, 99)
+        logt.minimize(oracle, domain, 99, options={"params": "theorem1"})
 
 
 @pytest.mark.parametrize("kw,word", [({"L": 0.5, "lam": 1.0}, "L must be >= lam"),

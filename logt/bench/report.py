@@ -19,8 +19,9 @@ from logt.bench import end_to_end as e2e
 from logt.bench.harness import compare, fmt_time, machine_info
 from logt.bench.references import SPECTRA
 
-SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask")
+SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask", "bank")
 # "learners" fits peer learners (minutes) and "dask" starts a local cluster (~2 min): only with --only
+# "bank" runs logT-auto and the baselines on the problem bank (~10 min; --quick < 1 min): only with --only
 DEFAULT_SECTIONS = SECTIONS[:4]
 
 # Targets: (reference column, minimum ratio reference/logt).
@@ -145,8 +146,7 @@ def e2e_section(quick, log, data_dir=None):
                      f"{r['F']:.6g}", _x(ratio), verdict])
     head = ["problem", "contender", "T", "projections", "wall-clock", "final F",
             "NumPy SGD time / this", "target"]
-    note = ("logT on Adult: the practical setting (eta = 4/L, M = 8, B1 = 4; "
-            "`logt.practical_metric_params`); toy: Theorem 1 parameters. "
+    note = ("logT: its default rule, params=\"auto\" (no parameter tuned on these problems). "
             f"Single runs, seed {e2e.SEED}.")
     return "### End to end (one run each)\n\n" + _table(head, rows) + "\n\n" + note
 
@@ -192,6 +192,9 @@ def run(only=None, quick=False, data_dir=None, log=None):
         if "dask" in sections:
             from logt.bench.dask_scaling import dask_section   # imports dask only here
             parts.append(dask_section(quick, log, data_dir))
+        if "bank" in sections:
+            from logt.bench.bank import bank_section
+            parts.append(bank_section(quick, log))
     parts.append(f"_Total time of this report: {time.perf_counter() - t0:.0f} s._")
     buf = io.StringIO()
     buf.write("\n\n".join(parts) + "\n")

@@ -4,14 +4,15 @@ Regularized distance metric learning (``logt.oracles.MetricLearning``, ``lam =
 0.1``) over the d x d PSD cone: ``F(W_T)`` on 10^4 fixed test pairs against the
 number of projections ``P`` for
 
-* ``logt_practical``: Algorithm 1 with :func:`logt.estimator.practical_metric_params`
-  (``eta = 4/L``, ``M = 8``, ``B1 = 4``: 16 projections per epoch);
+* ``logt_auto``: Algorithm 1 with ``params="auto"`` (logt's default: the curvature
+  estimated from the oracle, epochs sized from ``L_est/lam``, the whole budget used);
 * ``logt_theorem1``: Algorithm 1 with Theorem 1's parameters (``M = 402``,
   ``B1 = 1`` for ``L = 4.1``, ``lam = 0.1``: 804 projections per epoch);
 * ``epoch_gd`` (Hazan-Kale, ``T1 = 4``, ``eta1 = 1/lam``) and ``sgd`` (step
   ``1/(lam t)``, last iterate): one projection per oracle call;
-* optional rows (``--methods``, :data:`EXTRA`): ``logt_acc`` (theory rule with
-  the oracle's ``L``), ``minibatch_sgd`` (``B = sqrt(T)``),
+* optional rows (``--methods``, :data:`EXTRA`): ``logt_practical`` (the former
+  data-tuned default, :func:`logt.estimator.practical_metric_params`: ``eta = 4/L``,
+  ``M = 8``, ``B1 = 4``), ``logt_acc`` (theory rule with the oracle's ``L``), ``minibatch_sgd`` (``B = sqrt(T)``),
   ``one_projection_sgd`` (penalty ``2 G``) and ``sgd_suffix``.
 
 The objective is the paper's (``MetricLearning``'s defaults: uniformly random
@@ -55,11 +56,11 @@ from logt.experiments._parallel import default_jobs, run_tasks
 from logt.experiments.report import Progress, format_table, write_records
 from logt.oracles import MetricLearning
 
-METHODS = ("logt_practical", "logt_theorem1", "epoch_gd", "sgd")
-LABELS = {"logt_practical": "logT (practical)", "logt_theorem1": "logT (Theorem 1)",
+METHODS = ("logt_auto", "logt_theorem1", "epoch_gd", "sgd")
+LABELS = {"logt_auto": "logT (auto)", "logt_practical": "logT (practical)", "logt_theorem1": "logT (Theorem 1)",
           "epoch_gd": "EP_GD", "sgd": "SGD"}
 # optional rows (``--methods``): row -> (method, options); the PSD cone has no LMO (no Frank-Wolfe)
-EXTRA = {"logt_acc": ("logt_acc", {}), "minibatch_sgd": ("minibatch_sgd", {}),
+EXTRA = {"logt_practical": ("logt", {}), "logt_acc": ("logt_acc", {}), "minibatch_sgd": ("minibatch_sgd", {}),
          "one_projection_sgd": ("one_projection_sgd", {}), "sgd_suffix": ("sgd", {"average": "suffix"})}
 ALL_METHODS = METHODS + tuple(EXTRA)
 LABELS.update({"logt_acc": "logT-acc", "minibatch_sgd": "mini-batch SGD", "one_projection_sgd": "1-proj SGD",
@@ -121,6 +122,8 @@ def method_kwargs(method, oracle, T):
         return {"method": "logt", "options": {"eta": p.eta, "M": p.M, "B1": p.B1}}
     if method == "logt_theorem1":
         return {"method": "logt", "options": {"params": "theorem1"}}
+    if method == "logt_auto":
+        return {"method": "logt", "options": {"params": "auto"}}
     if method in ("epoch_gd", "sgd"):
         return {"method": method}
     if method in EXTRA:
@@ -150,6 +153,8 @@ def _expected_work(method, T):
         return T
     if method == "minibatch_sgd":
         return 2 * np.sqrt(T)
+    if method == "logt_auto":
+        return 0.0075 * T + T / 2000
     return (208 if method == "logt_practical" else 804 * np.log2(T / 804 + 1)) + T / 2000
 
 
@@ -248,7 +253,7 @@ def verdict(summary, tol=1e-4):
     need = {m: reach(summary, m, target) for m in finals}
     head = f"equal accuracy (mean F <= best final {best:.5f} + {tol:g}): "
     parts = []
-    for m in ("logt_practical", "logt_theorem1", "logt_acc"):
+    for m in ("logt_auto", "logt_practical", "logt_theorem1", "logt_acc"):
         if m not in finals:
             continue
         P = need[m]
@@ -289,7 +294,7 @@ def plot(summary, out_dir, dataset):
     # SGD's first iterates (step 1/lam) are far above F(0): zoom on the interesting range
     lo = min(s["mean_fun"] for s in summary)
     firsts = [next(s for s in summary if s["method"] == m)["mean_fun"]
-              for m in ("logt_practical", "logt_theorem1") if any(s["method"] == m for s in summary)]
+              for m in ("logt_auto", "logt_practical", "logt_theorem1") if any(s["method"] == m for s in summary)]
     hi = max(firsts) if firsts else float(np.percentile([s["mean_fun"] for s in summary], 90))
     if hi > lo:
         ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.1 * (hi - lo))

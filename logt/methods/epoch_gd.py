@@ -4,8 +4,15 @@ Epoch ``k`` runs ``T_k = T1 * 2**(k-1)`` projected SGD steps with the fixed step
 ``eta_k = eta1 / 2**(k-1)`` from ``w_k``; ``w_{k+1}`` is the mean of that epoch's
 ``T_k`` iterates (in D by convexity, no extra projection). Complete epochs only:
 ``n_calls = n_projections = T1 * (2**K - 1) <= T``. Defaults ``T1 = 4``,
-``eta1 = 1/lam``.
+``eta1 = 1/lam`` (Hazan-Kale's), except when ``L > lam`` is known (given or
+``oracle.L``): then ``eta1 = 1/L`` and ``T1 = ceil(4 L/lam)``, which keeps their
+product ``eta1 * T1 * lam = 4`` (the first epoch's contraction) while a first
+step above ``2/L`` would blow up along the stiff directions on an unbounded
+domain (the PSD cone with ``L/lam = 35``: excess 1e17). A deviation from
+Hazan-Kale; with ``L = lam`` (the paper's toy) nothing changes.
 """
+import math
+
 import numpy as np
 
 from logt.methods._base import Method, Option, positive_float, positive_int, register
@@ -21,8 +28,9 @@ class EpochGD(Method):
 
     Options
     -------
-    T1 : int >= 1, the first epoch's length (default 4).
-    eta1 : float > 0, the first epoch's step (default ``1/lam``).
+    T1 : int >= 1, the first epoch's length (default 4; ``ceil(4 L/lam)`` when ``L > lam`` is known).
+    eta1 : float > 0, the first epoch's step (default ``1/lam``; ``1/L`` when ``L > lam`` is known).
+        Give ``T1=4, eta1=1/lam`` for Hazan-Kale's exact schedule.
 
     Counts: ``n_calls = n_projections = T1*(2**K - 1) <= T`` for the ``K`` complete epochs.
     """
@@ -33,15 +41,18 @@ class EpochGD(Method):
     rate = "O(1/T)"
     projections = "T1*(2**K - 1) <= T"
     options = {
-        "T1": Option(4, positive_int, "first epoch length"),
+        "T1": Option(None, positive_int, "first epoch length (default 4, or ceil(4 L/lam) when L > lam is known)"),
         "eta1": Option(None, positive_float, "first epoch step (default 1/lam)"),
     }
 
     def prepare(self, run):
         T1 = self.values["T1"]
         eta1 = self.values["eta1"]
+        kappa = run.L / run.lam if run.L is not None and run.L > run.lam else None
         if eta1 is None:
-            eta1 = 1.0 / run.lam
+            eta1 = 1.0 / run.lam if kappa is None else 1.0 / run.L
+        if T1 is None:
+            T1 = 4 if kappa is None else min(int(math.ceil(4 * kappa)), run.T)
         lengths = epoch_gd_schedule(run.T, T1)
         if not lengths:
             raise ValueError(f"T={run.T} is below one Epoch-GD epoch: the minimum T is T1={T1}")

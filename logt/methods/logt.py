@@ -5,13 +5,29 @@ of ``B = B1 * 2**(k-1)``; each update is two oracle calls (``oracle.mean_grad``,
 compiled for built-in oracles) and two projections. The interpreter runs only
 ``2*M*k`` times in total, so it never dominates.
 """
+import math
+
 import numpy as np
 
 from logt import params as _params
+from logt.curvature import estimate_curvature, estimate_curvature_adaptive
 from logt.methods._base import Method, Option, one_of, positive_float, positive_int, probability, register
 
-PARAM_RULES = ("theorem1", "theorem2", "explicit")
+PARAM_RULES = ("auto", "theorem1", "theorem2", "explicit")
 
+# ---- the auto rule's estimate and safeguard (see LogT's docstring and notes/README-auto.md) ----
+EST_B0 = 16           # first batch of the estimate at x0 (doubled until two estimates agree)
+EST_ITER = 8          # at most this many Hessian-vector products (Lanczos steps) at x0
+EST_AGREE = 1.2       # batch doubling stops when two successive estimates agree within this factor
+EST_FRAC0 = 0.02      # the estimate at x0 spends at most this fraction of T
+EST_ITER_EPOCH = 3    # Lanczos steps of a re-estimate at an epoch start (warm-started)
+EST_EPOCH_FRAC = 0.05  # a re-estimate costs at most this fraction of its epoch's calls
+EST_B_MIN = 16        # no re-estimate with fewer samples than this
+ETA_GROWTH = 2.0      # the step grows by at most this factor from one epoch to the next
+TRUST = 4.0           # an epoch fails when an iterate leaves the trust ball (see _trust_radius)
+MAX_RETRIES = 6       # failed epochs (each retried with a 4x smaller step) before a FloatingPointError
+RETRY_FACTOR = 4.0
+FINAL_SHARE = 0.0     # the last epoch gets at least this share of T (0: the doubling schedule decides)
 
 @register
 class LogT(Method):
@@ -20,19 +36,58 @@ class LogT(Method):
     Epoch ``k`` makes ``M`` extra-gradient updates with step ``eta`` and
     mini-batches of ``B^k = B1 * 2**(k-1)`` oracle samples
     (``z = Pi_D(w - eta g(w))``, ``w = Pi_D(w - eta g(z))``), then restarts
-    from the mean of its ``M`` points ``z``. Only complete epochs run: the
-    largest ``k`` with ``2*M*B1*(2**k - 1) <= T``.
+    from the mean of its ``M`` points ``z``.
 
     Options
     -------
-    params : "theorem1" (default), "theorem2" (needs ``delta``) or "explicit"
-        (given ``eta``, ``M``, ``B1``); passing ``eta``, ``M`` and ``B1`` alone
-        means "explicit". Theorem rules need ``L``; ``M`` and ``B1`` are rounded
-        UP (see :mod:`logt.params`).
+    params : "auto" (default), "theorem1", "theorem2" (needs ``delta``) or
+        "explicit" (given ``eta``, ``M``, ``B1``); passing ``eta``, ``M`` and
+        ``B1`` alone means "explicit". The theorem rules need ``L``; ``M`` and
+        ``B1`` are rounded UP (see :mod:`logt.params`). "auto" needs only ``lam``.
     eta : float > 0; M : int >= 1; B1 : int >= 1 -- explicit parameters.
     delta : failure probability in (0, 1) of Theorem 2.
+    proj_frac : "auto" only: ``M`` is capped so that the projections stay below
+        ``proj_frac * T`` (default ``logt.params.AUTO_PROJ_FRAC = 0.0075``).
 
-    Counts: ``n_projections = 2*M*n_epochs``, ``n_calls = 2*M*B1*(2**n_epochs - 1) <= T``.
+    The auto rule
+    -------------
+    * **Curvature**: ``L_est`` = the largest eigenvalue of the sampled Hessian
+      at the epoch's start point, from a few Lanczos steps on Hessian-vector
+      products formed as differences of two mini-batch gradients drawn with the
+      same random numbers (:mod:`logt.curvature`), the batch doubled until two
+      estimates agree within 1.2x (at most 2% of ``T``). Estimated at ``x0`` (in
+      ``prepare``) and re-estimated (3 warm-started Lanczos steps, at most 5% of the
+      epoch's calls, skipped when that is below 16 samples per gradient) at the start
+      of every later epoch: the curvature met near the optimum can be far below the
+      one at ``x0`` (logistic-type losses). The step grows by at most 2x per epoch;
+      a given ``L`` caps ``L_est``.
+    * **Step and epoch length** (:func:`logt.params.auto_eta_M`): ``eta = 1/(2 L_est)``,
+      ``M = ceil(2 L_est/lam)`` (``M eta lam = 1``), with ``M`` capped so that the
+      projections stay below ``proj_frac * T`` (0.75%); when the cap binds the step
+      grows up to ``0.75/L_est`` to keep ``M eta lam`` near 1.
+    * **Budget**: ``B1 = 1``; the batch doubles every epoch and the last epoch
+      absorbs what is left (:func:`logt.params.auto_schedule`), so all but fewer
+      than ``2M`` of the ``T`` calls are used.
+    * **Safeguard**: an epoch whose iterate leaves the trust ball around its start
+      ``w_k`` (radius ``4 g (1/lam + eta sqrt(M))``, ``g`` the larger of the first
+      projected gradient ``||z_1 - w_k||/eta`` and the estimates' mean gradient norms:
+      ``g/lam`` bounds the distance to the optimum of a lam-strongly convex ``F``), or
+      meets a non-finite value, is rolled back to ``w_k`` and re-run with a 4x
+      smaller step (and up to 4x more updates); after 6 failures a
+      ``FloatingPointError`` says so. Every call and projection, including those
+      of estimates and failed epochs, is counted.
+
+    ``result.params`` reports ``L_est`` (the estimate at ``x0``), ``L_final``,
+    ``eta``/``M`` of the first and the last epoch, ``estimate_calls``,
+    ``n_estimates``, ``retries`` and the per-epoch ``epochs`` list
+    ``[(B, M, eta), ...]``.
+
+    Counts: theorem and explicit rules: ``n_projections = 2*M*n_epochs``,
+    ``n_calls = 2*M*B1*(2**n_epochs - 1) <= T``. Auto: ``n_calls = estimate
+    calls + sum over epochs of 2*M_k*B_k <= T`` and ``n_projections = sum of
+    (2*M_k + 1)`` (the epoch's mean is projected once), plus the calls and
+    projections of rolled-back epochs; with a constant ``M`` and no roll-back these are
+    :func:`logt.params.auto_schedule`'s.
     """
 
     name = "logt"
@@ -42,11 +97,13 @@ class LogT(Method):
     projections = "2*M*floor(log2(T/(2*M*B1) + 1)) = O((L/lam) log T)"
     uses_minibatches = True
     options = {
-        "params": Option("theorem1", one_of(*PARAM_RULES), "parameter rule"),
+        "params": Option("auto", one_of(*PARAM_RULES), "parameter rule"),
         "eta": Option(None, positive_float, "step size (explicit)"),
         "M": Option(None, positive_int, "extra-gradient updates per epoch (explicit)"),
         "B1": Option(None, positive_int, "first mini-batch size (explicit)"),
         "delta": Option(None, probability, "failure probability (theorem2)"),
+        "proj_frac": Option(None, probability,
+                            "auto: projection budget as a fraction of T (default logt.params.AUTO_PROJ_FRAC)"),
     }
 
     def __init__(self, **options):
@@ -63,22 +120,27 @@ class LogT(Method):
                                  f"(got {', '.join(given) or 'none'})")
         elif given:
             raise ValueError(f"method 'logt': pass either params={v['params']!r} or explicit eta, M, B1, not both")
+        if v["proj_frac"] is not None and v["params"] != "auto":
+            raise ValueError(f"method 'logt': proj_frac applies to params='auto' only, not {v['params']!r}")
         if v["params"] == "theorem2" and v["delta"] is None:
             raise ValueError("method 'logt' with params='theorem2' needs delta (0 < delta < 1)")
 
     def rule_params(self, run):
-        """The ``LogTParams`` of the chosen rule (no oracle calls)."""
+        """The ``LogTParams`` of a theorem or explicit rule (no oracle calls)."""
         v = self.values
         if v["params"] == "explicit":
             return _params.explicit(v["eta"], v["M"], v["B1"])
         if run.L is None:
             raise ValueError(f"method 'logt' with params={v['params']!r} needs L (the smoothness "
-                             "constant): pass L=, use an oracle that defines it, or give eta, M, B1")
+                             "constant): pass L=, use an oracle that defines it, give eta, M, B1, "
+                             "or use params='auto' (estimates the curvature)")
         if v["params"] == "theorem1":
             return _params.theorem1(run.L, run.lam)
         return _params.theorem2(run.L, run.lam, run.T, v["delta"])
 
     def prepare(self, run):
+        if self.values["params"] == "auto":
+            return self._prepare_auto(run)
         p = self.rule_params(run)
         k = _params.n_epochs(run.T, p.M, p.B1)
         if k == 0:
@@ -90,10 +152,15 @@ class LogT(Method):
         return out
 
     def init_state(self, run, params, x0):
-        return {"w": np.array(x0, dtype=np.float64, order="C", copy=True),
-                "zsum": np.zeros(run.shape), "k": 1, "t": 0, "B": int(params["B1"])}
+        st = {"w": np.array(x0, dtype=np.float64, order="C", copy=True),
+              "zsum": np.zeros(run.shape), "k": 1, "t": 0, "B": int(params["B1"])}
+        if params["rule"] == "auto":
+            st.update(_auto_state(run, params, st["w"]))
+        return st
 
     def drive(self, run, params, st):
+        if params["rule"] == "auto":
+            return _drive_auto(run, params, st)
         eta, M, K = params["eta"], int(params["M"]), int(params["n_epochs"])
         w, zsum = st["w"], st["zsum"]
         g = np.empty(run.shape)      # mean gradient at w
@@ -120,3 +187,193 @@ class LogT(Method):
             if run.boundary(st, w, epoch=k, eta=eta):
                 break
         return w, st["k"] - 1
+
+    # ---- the auto rule -------------------------------------------------------------------
+    def _prepare_auto(self, run):
+        T, lam = run.T, run.lam
+        L, L_raw, det = estimate_at_x0(run)
+        M_cap = _params.auto_M_cap(T, frac=self.values["proj_frac"])
+        eta, M = _params.auto_eta_M(L, lam, M_cap)
+        B1 = _params.AUTO_B1
+        batches, calls, proj = _params.auto_schedule(T - run.n_calls, M, B1)
+        if not batches:
+            raise ValueError(
+                f"T={T} is below one epoch of Algorithm 1 with the auto rule: the curvature estimate "
+                f"used {run.n_calls} calls and L_est = {L:.4g}, lam = {lam:.4g} give M = {M}, so one "
+                f"epoch needs 2*M*B1 = {2 * M * B1} more calls; the minimum T is {run.n_calls + 2 * M * B1}")
+        return {"rule": "auto", "eta": eta, "M": M, "B1": B1, "M_cap": M_cap,
+                "L_est": L, "L_est_raw": L_raw, "estimate_B": det["B"], "estimate_calls": det["calls"],
+                "grad_norm0": det["grad_norm"], "planned_epochs": len(batches),
+                "planned_calls": calls + det["calls"], "planned_projections": proj}
+
+
+def estimate_at_x0(run):
+    """The auto rule's curvature estimate at ``run.x0`` (shared by ``logt`` and ``logt_acc``).
+
+    Lanczos on common-random-number gradient differences (:func:`logt.curvature.estimate_curvature_adaptive`),
+    batch ``16, 32, ...`` until two estimates agree within ``EST_AGREE``, at most ``EST_FRAC0 * T``
+    oracle calls, all counted in ``run.n_calls``. Returns ``(L, L_raw, details)`` with ``L =
+    min(L_raw, run.L)`` (a given ``L`` caps the estimate).
+    """
+    B_max = max(1, int(EST_FRAC0 * run.T) // (2 * (EST_ITER + 1)))
+    L_raw, det = estimate_curvature_adaptive(run, run.x0, min(EST_B0, B_max), B_max, EST_ITER,
+                                             agree=EST_AGREE)
+    return _cap(L_raw, run.L), L_raw, det
+
+
+def _cap(L_est, L):
+    return L_est if L is None else min(L_est, L)
+
+
+def _auto_state(run, params, w):
+    return {"w0": w.copy(), "eta": float(params["eta"]), "M": int(params["M"]),
+            "M_cap": int(params["M_cap"]), "L": float(params["L_est"]), "L_floor": 0.0,
+            "Bk": 0, "last": False, "R_trust": -1.0, "done": False, "gref": float(params["grad_norm0"]),
+            "n_est": 1, "est_calls": int(params["estimate_calls"]), "vec": np.zeros(run.shape),
+            "retries": 0, "epochs": [], "L_hist": [float(params["L_est"])]}
+
+
+def _set_L(st, L, lam):
+    """Step and epoch length from the curvature ``L`` (not below the safeguard's floor)."""
+    L = max(L, st["L_floor"], lam)
+    st["L"] = L
+    st["eta"], st["M"] = _params.auto_eta_M(L, lam, st["M_cap"])
+
+
+def _epoch_start(run, st):
+    """Re-estimate the curvature at the epoch's start (when affordable) and size the epoch.
+
+    Returns False when not even one update with one sample per gradient fits in the budget.
+    """
+    lam = run.lam
+    if st["k"] > 1:
+        B_e = int(EST_EPOCH_FRAC * 2 * st["M"] * st["B"]) // (EST_ITER_EPOCH + 1)
+        if B_e >= EST_B_MIN and (EST_ITER_EPOCH + 1) * B_e < run.T - run.n_calls:
+            v0 = st["vec"] if np.any(st["vec"]) else None
+            L_raw, det = estimate_curvature(run, st["w"], B_e, EST_ITER_EPOCH, v0=v0)
+            st["vec"] = det["vector"]
+            st["est_calls"] += det["calls"]
+            st["n_est"] += 1
+            st["gref"] = max(st["gref"], det["grad_norm"])
+            L_new = max(_cap(L_raw, run.L), st["L"] / ETA_GROWTH)
+            st["L_hist"].append(float(L_new))
+            _set_L(st, L_new, lam)
+    M = st["M"]
+    R = run.T - run.n_calls
+    B = st["B"]
+    reserve = int(EST_EPOCH_FRAC * 2 * M * 2 * B) + 1
+    if 2 * M * (B + 2 * B) + reserve > R or run.n_calls + 2 * M * B > (1.0 - FINAL_SHARE) * run.T:
+        B = _params.auto_last_batch(R, M)
+        st["last"] = True
+    if B < 1:
+        return False
+    st["Bk"] = B
+    np.copyto(st["w0"], st["w"])
+    st["R_trust"] = -1.0
+    return True
+
+
+def _trust_radius(st, s1, eta, lam, M):
+    """Radius of the ball around the epoch's start that a stable epoch does not leave.
+
+    ``s1 / eta`` (the first projected gradient) and ``gref`` (the largest mean gradient
+    norm of the curvature estimates so far, over more samples) bound ``||grad F||`` up to
+    noise, and ``||w - w_*|| <= ||grad F(w)|| / lam`` for a lam-strongly convex F; a
+    random walk of ``M`` steps of that size is allowed on top. An unstable step grows
+    the iterate geometrically and leaves any such ball within a few steps.
+    """
+    g = max(s1 / eta, st["gref"])
+    return TRUST * g * (1.0 / lam + eta * math.sqrt(M))
+
+
+def _fail_epoch(run, st, why):
+    """Roll back to the epoch's start with a smaller step, or raise when out of retries."""
+    st["retries"] += 1
+    if st["retries"] > MAX_RETRIES:
+        raise FloatingPointError(
+            f"method 'logt' (params='auto'), epoch {st['k']}: no stable step size found after "
+            f"{MAX_RETRIES} retries, each {RETRY_FACTOR:g}x smaller (last step size {st['eta']:.6g}; "
+            f"curvature estimate {st['L_hist'][0]:.6g} at x0): {why}. The problem may not be smooth "
+            "and strongly convex with the given lam; check lam, or give L, or explicit eta, M, B1")
+    np.copyto(st["w"], st["w0"])
+    st["zsum"].fill(0.0)
+    st["L_floor"] = st["L"] * RETRY_FACTOR
+    _set_L(st, st["L_floor"], run.lam)
+    st.update(t=0, Bk=0, last=False, R_trust=-1.0)
+
+
+def _drive_auto(run, params, st):
+    """Algorithm 1 with the auto rule's re-estimates, budget plan and safeguard (see ``LogT``).
+
+    One change to the epoch's mean: the points ``y_t = w_t - eta g(w_t)`` are
+    averaged BEFORE projection and the mean is projected once (``z_t = Pi_D(y_t)``
+    are the paper's points). In the interior both are the same; at a minimizer on
+    a curved boundary the mean of projected points lies inside the domain by about
+    their spread squared over the radius, a first-order loss in ``F`` there
+    (ls_ball_1e2 in the bank: (F - F*) T = 149 with the mean of the ``z_t``, 9 with
+    the projected mean of the ``y_t``).
+    """
+    w, zsum, w0 = st["w"], st["zsum"], st["w0"]
+    g = np.empty(run.shape)
+    f = np.empty(run.shape)
+    z = np.empty(run.shape)
+    y = np.empty(run.shape)
+    lam = run.lam
+    while not st["done"]:
+        if st["t"] == 0 and st["Bk"] == 0:
+            if not _epoch_start(run, st):
+                st["done"] = True
+                break
+        k, B, M, eta = st["k"], st["Bk"], st["M"], st["eta"]
+        failed = None
+        while st["t"] < M:
+            t = st["t"] + 1
+            try:
+                run.grad(w, B, g, epoch=k, step=t, eta=eta)
+                np.multiply(g, -eta, out=y)
+                y += w                                            # y = w - eta g(w)
+                run.project(y, z, epoch=k, step=t, eta=eta)       # z = Pi_D(y)
+                run.grad(z, B, f, epoch=k, step=t, eta=eta)
+                w -= eta * f
+                run.project(w, w, epoch=k, step=t, eta=eta)       # w = Pi_D(w - eta g(z))
+            except FloatingPointError as exc:
+                failed = str(exc)
+                break
+            if st["R_trust"] < 0:
+                st["R_trust"] = _trust_radius(st, float(np.linalg.norm(z - w0)), eta, lam, M)
+            dist = max(float(np.linalg.norm(z - w0)), float(np.linalg.norm(w - w0)))
+            if not dist <= st["R_trust"]:
+                failed = (f"the iterate left the trust ball around the epoch's start (distance "
+                          f"{dist:.3g} > {st['R_trust']:.3g}) at step {t}")
+                break
+            zsum += y
+            st["t"] = t
+            if t < M:
+                run.boundary(st, record=False)
+        if failed is not None:
+            _fail_epoch(run, st, failed)
+            continue
+        np.divide(zsum, M, out=w)
+        zsum.fill(0.0)
+        try:
+            run.project(w, w, epoch=k, eta=eta)                   # the epoch's mean, projected once
+        except FloatingPointError as exc:
+            _fail_epoch(run, st, str(exc))
+            continue
+        st["epochs"].append([int(B), int(M), float(eta)])
+        st.update(k=k + 1, t=0, B=2 * B, Bk=0)
+        if st["last"]:
+            st["done"] = True
+        if run.boundary(st, w, epoch=k, eta=eta):
+            break
+    _auto_report(params, st)
+    return w, st["k"] - 1
+
+
+def _auto_report(params, st):
+    ep = st["epochs"]
+    params.update({
+        "L_final": st["L"], "eta_last": ep[-1][2] if ep else st["eta"], "M_last": ep[-1][1] if ep else st["M"],
+        "estimate_calls": st["est_calls"], "n_estimates": st["n_est"], "retries": st["retries"],
+        "L_history": list(st["L_hist"]), "epochs": [list(e) for e in ep],
+    })

@@ -14,7 +14,7 @@ import numpy as np
 
 from logt.methods._base import Method, Option, one_of, positive_float, positive_int, register
 
-PARAM_RULES = ("theory", "explicit")
+PARAM_RULES = ("theory", "explicit", "auto")
 N_FACTOR = 32.0          # N(N+1) >= 32 L/lam: 4 L/(lam N (N+1)) <= 1/8 contraction of the bias per stage
 N_LAST_FACTOR = 2.0      # the last stage: N_last(N_last+1) >= 2 L/lam, bias bound 2x (nothing follows it)
 
@@ -78,11 +78,7 @@ def counts(T, N, N_last, B1, growth=4):
 
 
 def _param_rule(v, name):
-    """``"theory"`` or ``"explicit"``; ``"auto"`` (a curvature estimate) is not wired to this method yet."""
-    if v == "auto":
-        raise ValueError(f"method 'logt_acc' has no {name}='auto' rule yet: it needs the smoothness L "
-                         "(minimize's L=, options={'L': ...} or oracle.L) with params='theory', or an "
-                         "explicit N")
+    """``"theory"``, ``"explicit"`` or ``"auto"`` (``L`` from logT's curvature estimate, see ``LogTAcc``)."""
     return one_of(*PARAM_RULES)(v, name)
 
 
@@ -151,8 +147,10 @@ class LogTAcc(Method):
 
     Options
     -------
-    params : "theory" (default; needs ``L``) or "explicit" (give ``N``).
-        Passing ``N`` alone means "explicit".
+    params : "theory" (default; needs ``L``), "explicit" (give ``N``) or "auto"
+        (no ``L`` needed: ``L`` is the curvature estimate of ``logt``'s auto rule at
+        ``x0``, capped by a given ``L``; its oracle calls are counted and charged to
+        ``T``; reported as ``params["L_est"]``). Passing ``N`` alone means "explicit".
     L : float > 0, the smoothness the steps use (default: ``minimize``'s ``L``
         / ``oracle.L``). An estimated ``L`` (a curvature estimate) plugs in here.
     N : int >= 1, AC-SA iterations (= projections) per stage (explicit).
@@ -194,8 +192,8 @@ class LogTAcc(Method):
         v = self.values
         if v["params"] == "explicit" and v["N"] is None:
             raise ValueError("method 'logt_acc' with params='explicit' needs N (iterations per stage)")
-        if v["params"] == "theory" and v["N"] is not None:
-            raise ValueError("method 'logt_acc': pass either params='theory' or an explicit N, not both")
+        if v["params"] in ("theory", "auto") and v["N"] is not None:
+            raise ValueError(f"method 'logt_acc': pass either params={v['params']!r} or an explicit N, not both")
 
     def resolve_L(self, run):
         """The smoothness the steps use: the ``L`` option, else the run's ``L``; an error without either."""
@@ -204,7 +202,8 @@ class LogTAcc(Method):
             L = run.L
         if L is None:
             raise ValueError("method 'logt_acc' needs L (the smoothness constant: its steps use it): "
-                             "pass L= to minimize, options={'L': ...}, or use an oracle that defines it")
+                             "pass L= to minimize, options={'L': ...}, use an oracle that defines it, "
+                             "or options={'params': 'auto'} (estimates the curvature)")
         if L < run.lam:
             raise ValueError(f"method 'logt_acc': L must be >= lam, got L={L} < lam={run.lam}")
         return float(L)
@@ -213,7 +212,7 @@ class LogTAcc(Method):
         """``(N, N_last, batches)`` of this method's rule for smoothness ``L`` and budget ``T``
         (``batches`` empty when ``T`` is below one stage)."""
         v = self.values
-        if v["params"] == "theory":
+        if v["params"] in ("theory", "auto"):
             N = theory_N(L, lam)
             N_last = v["N_last"] or theory_N(L, lam, N_LAST_FACTOR)
         else:
@@ -223,13 +222,23 @@ class LogTAcc(Method):
 
     def prepare(self, run):
         v = self.values
-        L = self.resolve_L(run)
-        N, N_last, batches = self.schedule(L, run.lam, run.T)
+        extra = {}
+        if v["params"] == "auto":
+            from logt.methods.logt import estimate_at_x0
+            L, L_raw, det = estimate_at_x0(run)        # counted in run.n_calls, charged to T
+            if v["L"] is not None:
+                L = min(L, float(v["L"]))
+            L = max(L, run.lam)
+            extra = {"L_est": L, "L_est_raw": L_raw, "estimate_calls": det["calls"], "estimate_B": det["B"]}
+        else:
+            L = self.resolve_L(run)
+        N, N_last, batches = self.schedule(L, run.lam, run.T - run.n_calls)
         if not batches:
             raise ValueError(f"T={run.T} is below one stage of logt_acc: with N_last={N_last} and "
                              f"B1={v['B1']} the minimum T is N_last*B1 = {N_last * v['B1']}")
         return {"rule": v["params"], "L_used": L, "N": N, "N_last": N_last, "B1": v["B1"],
-                "growth": v["growth"], "average": v["average"], "n_stages": len(batches), "batches": batches}
+                "growth": v["growth"], "average": v["average"], "n_stages": len(batches), "batches": batches,
+                **extra}
 
     def init_state(self, run, params, x0):
         x = np.array(x0, dtype=np.float64, order="C", copy=True)

@@ -7,8 +7,9 @@ SGD) and hand them to :func:`logt.minimize` unchanged, so a new rule (such as a
 curvature-estimating ``params="auto"``) becomes available to the estimators as
 soon as ``minimize`` accepts it. Method options go to ``minimize(..., options=...)``.
 
-``params="practical"`` (the current default) is resolved here into explicit
-``eta, M, B1`` by :func:`practical_metric_params`.
+``params="practical"`` (the former default; the default is now ``"auto"``, passed
+to ``minimize`` unchanged) is resolved here into explicit ``eta, M, B1`` by
+:func:`practical_metric_params`.
 """
 from logt import params as _params
 from logt._minimize import METHODS, minimize

@@ -83,7 +83,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     classes_ = np.array([-1, 1])
 
     def __init__(self, threshold="learn", lam=0.1, T=500_000, scaling="auto", method="logt",
-                 params="practical", options=None, balance=True, calibration_params=None,
+                 params="auto", options=None, balance=True, calibration_params=None,
                  n_eval_pairs=10_000, n_threads=None, rng=None):
         self.threshold = threshold
         self.lam = lam

@@ -48,10 +48,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
         norm <= 1 (the oracle's smoothness bound).
     method : "logt" (Algorithm 1, default), "sgd" or "epoch_gd".
-    params : logT's parameter rule: "practical" (default: ``eta = 4/L``,
-        ``M = 8``, ``B1 = 4``; :func:`logt.metric_learning.practical_metric_params`),
-        any rule name ``logt.minimize`` accepts ("theorem1", "theorem2", ...) or a
-        dict ``{"eta", "M", "B1"}``. Ignored by the other methods.
+    params : logT's parameter rule: "auto" (default: the curvature is estimated
+        from the oracle and the epochs sized from it, see ``logt.methods.logt.LogT``;
+        its oracle calls count in ``T``), "practical" (the former default, tuned on
+        Mushrooms and Adult at ``lam = 0.1``: ``eta = 4/L``, ``M = 8``, ``B1 = 4``;
+        :func:`logt.metric_learning.practical_metric_params`; it stalls when
+        ``M eta lam << 1``, e.g. ``lam = 0.001``), any rule name ``logt.minimize``
+        accepts ("theorem1", "theorem2", ...) or a dict ``{"eta", "M", "B1"}``.
+        Ignored by the other methods.
     options : dict or None, further keywords for ``logt.minimize`` (e.g.
         ``{"delta": 0.05}`` for "theorem2", ``{"average": "uniform"}`` for sgd).
     n_eval_pairs : int, pairs drawn once from the sampler to report ``F``
@@ -76,7 +80,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     """
 
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T=500_000,
-                 scaling="auto", method="logt", params="practical", options=None, n_eval_pairs=10_000,
+                 scaling="auto", method="logt", params="auto", options=None, n_eval_pairs=10_000,
                  n_threads=None, rng=None):
         self.sampling = sampling
         self.n_neighbors = n_neighbors

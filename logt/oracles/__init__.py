@@ -6,11 +6,13 @@
 * :class:`MetricLearning` - regularized distance metric learning on random pairs, compiled.
 * :class:`DiagonalQuadratic` - ``0.5 * sum h (x - a)^2``, a chosen condition number, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
+* :class:`LinearModel` - least squares / logistic regression on a data matrix, compiled.
 """
 from logt.oracles._protocol import Oracle
 from logt.oracles.function import FunctionOracle
+from logt.oracles.linear import LinearModel
 from logt.oracles.metric import MetricLearning
 from logt.oracles.quadratic import PSDQuadratic
 from logt._kernels._wquad import DiagonalQuadratic
 
-__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle", "DiagonalQuadratic"]
+__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle", "DiagonalQuadratic", "LinearModel"]
