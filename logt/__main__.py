@@ -83,7 +83,7 @@ def build_parser():
 
     m = sub.add_parser("metric", help="Fig. 2: F(W) vs projections for metric learning (logT, Epoch-GD, SGD)",
                        description="Fig. 2: F(W) on 10^4 test pairs against the number of projections for "
-                                   "metric learning (logT practical and Theorem 1, Epoch-GD, SGD).")
+                                   "metric learning (logT, Epoch-GD, SGD; optional rows with --methods).")
     m.add_argument("--dataset", choices=["mushrooms", "adult", "synthetic"], default="mushrooms",
                    help="mushrooms or adult (LIBSVM files in --data-dir), or synthetic (two Gaussian "
                         "classes, no files; for smoke tests) (default mushrooms)")

@@ -413,8 +413,7 @@ def _cli(*args, pattern):
 
 
 case("cli-toy-Tmin-gt-Tmax", _cli("toy", "--T-max", "10", "--T-min", "50", pattern="--T-min"), "ok")
-case("cli-toy-T-too-small", _cli("toy", "--T-max", "50", "--T-min", "10", "--repeats", "1", "--jobs", "2",
-                                 "--quiet", "--out", "/tmp/logt_bad_cli", pattern=r"\bT\b|T="), "ok")
+case("cli-toy-Tmin-0", _cli("toy", "--T-min", "0", pattern="--T-min"), "ok")
 case("cli-metric-T-small", _cli("metric", "--dataset", "synthetic", "--T", "10", pattern="--T"), "ok")
 case("cli-metric-methods-bad", _cli("metric", "--dataset", "synthetic", "--T", "1e3", "--methods", "zzz",
                                     "--repeats", "1", "--jobs", "1", "--quiet", "--out", "/tmp/logt_bad_cli",

@@ -101,4 +101,4 @@ def test_metric_synthetic_tiny_verdict_is_equal_accuracy(tmp_path):
             "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
     v = [ln for ln in p.stdout.splitlines() if ln.startswith("equal accuracy")]
-    assert len(v) == 1 and "logT (practical)" in v[0], p.stdout
+    assert len(v) == 1 and "logT (auto)" in v[0], p.stdout
