@@ -30,7 +30,9 @@ def _ref(A):
 @pytest.mark.parametrize("path", PATHS)
 def test_projection_paths_all_sizes(path):
     for d in SIZES:
-        if path == "jacobi" and d > 65 and not FULL:
+        # Jacobi is a small-matrix solver (O(d^3) per sweep in plain C, slow
+        # under ASan): every d <= 65, then a few large sizes
+        if path == "jacobi" and d > 65 and d not in ((100, 200, 300) if FULL else ()):
             continue
         rng = np.random.default_rng(d)
         G = rng.standard_normal((d, d))
