@@ -340,7 +340,7 @@ def main(args):
     rows = ALL_ROWS if not args.methods else tuple(args.methods.split(","))
     bad = [r for r in rows if r not in ALL_ROWS]
     if bad:
-        raise SystemExit(f"unknown row(s) {bad}; choose from {', '.join(ALL_ROWS)}")
+        raise ValueError(f"--methods: unknown row(s) {bad}; choose from {', '.join(ALL_ROWS)}")
     kappas = tuple(float(k) if float(k) != int(float(k)) else int(float(k)) for k in args.kappas.split(","))
     domains = tuple(args.domains.split(","))
     recs, summary = run(T=args.T, kappas=kappas, domains=domains, rows=rows, repeats=args.repeats,

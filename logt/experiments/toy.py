@@ -153,7 +153,7 @@ def main(args):
     methods = METHODS + tuple(m for m in (getattr(args, "methods", None) or "").split(",") if m)
     bad = [m for m in methods if m not in ALL_METHODS]
     if bad:
-        raise SystemExit(f"unknown --methods row(s) {bad}; the optional rows are {', '.join(EXTRA)}")
+        raise ValueError(f"unknown --methods row(s) {bad}; the optional rows are {', '.join(EXTRA)}")
     recs = run(T_max=args.T_max, T_min=args.T_min, per_decade=args.per_decade, methods=methods,
                repeats=args.repeats, seed=args.seed, n_jobs=args.jobs, progress=not args.quiet)
     summary = summarize(recs)
