@@ -445,7 +445,14 @@ def test_worker_death_with_dask_retry_gives_the_same_bits(cluster, client, tmp_p
     try:
         with DaskOracle(client, make, n_chunks=2, local_below=1, local_oracle=toy(),
                         timeout=TIMEOUT) as o:
-            g = o.mean_grad(np.eye(5), 4000, np.random.default_rng(5))
+            try:
+                g = o.mean_grad(np.eye(5), 4000, np.random.default_rng(5))
+            except DistributedOracleError as exc:
+                # on a loaded machine the scheduler may drop the re-run chunk ("already forgotten"):
+                # then the failure must be the documented clear error, and the same call on the
+                # recovered cluster must still give the undisturbed bits
+                assert "call #1" in str(exc) and "chunk" in str(exc), exc
+                g = o.mean_grad(np.eye(5), 4000, np.random.default_rng(5))
     finally:
         lc.scheduler.allowed_failures = 0
     assert (tmp_path / "died").exists()
