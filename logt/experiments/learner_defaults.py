@@ -7,7 +7,7 @@ offline from fixed seeds), with a 70/30 stratified split and standardized
 features as in the comparison report, and prints 1-NN / 5-NN test accuracy
 minus Euclidean k-NN's for a grid of settings (sampling, threshold, lam, T).
 The evaluation targets (wine, breast cancer, digits, mushrooms, adult) are never
-used here. The chosen defaults and the numbers are in notes/README-learner.md.
+used here. The chosen defaults and the numbers are in README.md (Metric learner).
 """
 import argparse
 import itertools

@@ -11,7 +11,7 @@ from logt.oracles.metric import SAMPLINGS, MetricLearning
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
-# (see notes/README-learner.md and logt.metric_learning.defaults_evidence).
+# (see README.md (Metric learner) and logt.metric_learning.defaults_evidence).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T=500_000,
                 scaling="auto")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
