@@ -218,8 +218,8 @@ def format_section(rows, quick=False):
     note = ("k-NN test accuracy on the learned map (scikit-learn KNeighborsClassifier); fit time of the metric "
             "only (one run, seed 0). wine / breast cancer / digits: 70/30 stratified split, standardized "
             "features; mushrooms: 70/30 stratified split; adult: a9a / a9a.t; both one-hot 0/1. "
-            "MetricLearner: defaults (neighbour pairs, learned threshold, lam = 0.1, T = 5e5, logT with the "
-            "practical parameters); paper: uniform pairs, threshold 1, lam = 0.1. Peers on mushrooms / adult "
+            "MetricLearner: defaults (neighbour pairs, learned threshold, lam = 0.1, T = 5e5, logT with "
+            "params='auto'); paper: uniform pairs, threshold 1, lam = 0.1. Peers on mushrooms / adult "
             "train on the stratified subsample in 'train rows' (learned map applied to all training rows).")
     if quick:
         note += " QUICK run: peers limited to 500 training rows."
