@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # extension module -> plain C files from csrc/ compiled into it
 C_SOURCES = {
     "logt._kernels._psd": ["csrc/logt_jacobi.c", "csrc/logt_sturm.c"],
+    "logt._kernels._pairs": ["csrc/logt_pairpoints.c"],
 }
 
 # extension module -> extra compile / link flags (POSIX threads for the parallel pair kernel)

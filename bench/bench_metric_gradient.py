@@ -16,13 +16,19 @@ Contenders, one group per (data set, B), built by ``logt.bench.cases.metric_cont
 * ``numpy_dense``    - the NumPy formulation (``metric_grad_dense``).
 * ``numpy_loop``     - a naive per-pair Python loop (B = 64 only).
 
+Dense paths (``test_metric_gradient_dense_paths``, synthetic 2000 x 64 rows, uniform pairs):
+``logt_pairs`` (gather + dgemm + dsyrk, O(B d^2)), ``logt_points`` (``Z = X W``, the pair
+Laplacian ``Y``, then ``X^T Y``: O(n d^2 + B d)), ``logt_auto`` (points when ``B >= 2n``)
+and ``numpy_dense``.
+
 Run:  python -m pytest bench/bench_metric_gradient.py        (pytest-benchmark tables)
       python -m pytest bench/bench_metric_gradient.py --benchmark-disable   (smoke)
 """
 import numpy as np
 import pytest
 
-from logt.bench.cases import METRIC_BS, METRIC_LOOP_MAX_B, metric_contenders, metric_problem
+from logt.bench.cases import (METRIC_BS, METRIC_DENSE_BS, METRIC_LOOP_MAX_B, metric_contenders,
+                              metric_dense_contenders, metric_dense_problem, metric_problem)
 
 IMPLS = ["logt_sparse_1t", "logt_sparse", "logt_dense", "numpy_dense", "numpy_loop"]
 CASES = [(impl, name, B) for B in METRIC_BS for name in ("a9a", "mushrooms") for impl in IMPLS
@@ -40,3 +46,19 @@ def test_metric_gradient(benchmark, impl, name, B):
         g = benchmark(fn)
     assert g.shape == p["W"].shape and np.isfinite(g).all()
     np.testing.assert_allclose(g, g.T, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("impl", ["logt_pairs", "logt_points", "logt_auto", "numpy_dense"])
+@pytest.mark.parametrize("B", METRIC_DENSE_BS)
+def test_metric_gradient_dense_paths(benchmark, impl, B):
+    p = metric_dense_problem()
+    benchmark.group = f"metric gradient dense 2000x64 ({p['src']}) B={B}"
+    g = benchmark(metric_dense_contenders(p, B, 0, (impl,))[impl])
+    assert g.shape == p["W"].shape and np.isfinite(g).all()
+    if impl.startswith("logt_"):      # the kernel's pairs (its own sampler), the dense NumPy formula
+        from logt._kernels._pairs import _sample_pairs
+        from logt.bench.references import metric_grad_dense
+        pairs = _sample_pairs(len(p["y"]), B, np.random.default_rng(1))
+        ref = metric_grad_dense(p["Xd"], p["y"], p["W"], B, None, pairs=pairs)
+        got = metric_dense_contenders(p, B, 1, (impl,))[impl]()
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())

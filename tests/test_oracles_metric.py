@@ -54,13 +54,18 @@ def _relerr(a, b):
     return np.abs(a - b).max() / np.abs(b).max()
 
 
-@pytest.fixture(params=["sparse", "dense"])
+# dense data has two paths: per pair ("dense") and through the points ("dense-points",
+# Z = X W and the pair Laplacian); "dense-auto" lets the cost model choose
+@pytest.fixture(params=["sparse", "dense", "dense-points", "dense-auto"])
 def kind(request):
     return request.param
 
 
 def _oracle(kind, X, y, **kw):
-    return MetricLearning(sp.csr_matrix(X) if kind == "sparse" else X, y, LAM, **kw)
+    o = MetricLearning(sp.csr_matrix(X) if kind == "sparse" else X, y, LAM, **kw)
+    if kind != "sparse":
+        o.point_path = {"dense": "pairs", "dense-points": "points", "dense-auto": "auto"}[kind]
+    return o
 
 
 @pytest.mark.parametrize("B", [1, 7, 20_000])
@@ -135,6 +140,60 @@ def test_threads_do_not_change_the_result():
         g2 = o2.mean_grad(W, B, np.random.default_rng(B))
         assert _relerr(g2, g1) <= 1e-13
         np.testing.assert_array_equal(g1, g2)          # fixed chunks: in fact bit-identical
+
+
+@pytest.mark.parametrize("learn", [False, True])
+@pytest.mark.parametrize("n,d,B", [(5, 1, 1), (5, 3, 40), (60, 9, 7), (200, 33, 5000), (90, 70, 30_000)])
+def test_dense_paths_agree_with_the_dense_formula(n, d, B, learn):
+    # the point path (X^T L X) and the pair path give the same gradient and loss, both equal to
+    # the dense NumPy formula; the pairs include i == j (D = 0) and repeated pairs
+    X, y = _data(n=n, d=d, density=1.0, seed=n + d)
+    rng = np.random.default_rng(B)
+    i = rng.integers(0, n, B).astype(np.int32)
+    j = rng.integers(0, n, B).astype(np.int32)
+    i[: max(1, B // 10)] = j[: max(1, B // 10)]
+    o = MetricLearning(X, y, LAM, learn_threshold=learn, threshold=1.0, n_eval_pairs=3 * n)
+    W = _sym(o.shape[0], seed=d)
+    if learn:
+        W[d, :d] = W[:d, d] = 0.0
+        W[d, d] = 1.0                                    # b = 1: the reference's threshold
+    out = {}
+    for path in ("pairs", "points"):
+        o.point_path = path
+        out[path] = o._mean_grad_pairs(W, i, j), o._eval_loss(W)
+        ref = _ref_grad(X, y, W[:d, :d], i, j)
+        assert _relerr(out[path][0][:d, :d], ref) < 1e-12
+        np.testing.assert_array_equal(out[path][0], out[path][0].T)
+        ei, ej = o.eval_pairs
+        assert abs(out[path][1] - _ref_loss(X, y, W[:d, :d], ei, ej)) < 1e-12
+    if learn:                                            # the threshold row: same in both paths
+        assert abs(out["pairs"][0][d, d] - out["points"][0][d, d]) < 1e-12
+
+
+def test_point_path_cost_model_and_same_draws():
+    # auto: pair path for B well below n, point path for B well above; both consume the same draws
+    X, y = _data(n=400, d=20, density=1.0, seed=3)
+    o = MetricLearning(X, y, LAM)
+    W = _sym(20)
+    other = {"pairs": "points", "points": "pairs"}
+    for B, path in ((50, "pairs"), (40_000, "points")):
+        o.point_path = "auto"
+        g = o.mean_grad(W, B, np.random.default_rng(B))
+        o.point_path = path
+        np.testing.assert_array_equal(g, o.mean_grad(W, B, np.random.default_rng(B)))
+        o.point_path = other[path]
+        r = np.random.default_rng(B)
+        g2 = o.mean_grad(W, B, r)
+        assert _relerr(g2, g) < 1e-12
+        i, j = _sample_pairs(400, B, np.random.default_rng(B))
+        r_ref = np.random.default_rng(B)
+        _sample_pairs(400, B, r_ref)
+        assert r.random() == r_ref.random()              # the generator advanced by the same draws
+    with pytest.raises(ValueError, match="point_path"):
+        o.point_path = 2
+    o.point_path = "pairs"
+    import pickle
+    assert pickle.loads(pickle.dumps(o)).point_path == "pairs"
 
 
 @pytest.mark.parametrize("n", [2, 4, 7])

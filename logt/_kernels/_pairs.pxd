@@ -83,6 +83,7 @@ cdef class PairGradientCore(CompiledOracle):
     cdef const int32_t* _e_i
     cdef const int32_t* _e_j
     cdef const double* _e_y
+    cdef Py_ssize_t _n_eval_rows
     # workspaces (owned by this object: one call at a time per object)
     cdef Py_ssize_t _max_chunks, _blk, _sb
     cdef double* _V           # d*d: W + W^T off the diagonal, W_aa on it
@@ -95,6 +96,9 @@ cdef class PairGradientCore(CompiledOracle):
     cdef double* _A           # dense path: blk * d
     cdef double* _M           # dense path: blk * d
     cdef double* _q           # dense path: blk
+    cdef double* _Zw          # dense point path: max(n, n_eval) * d, Z = X W (NULL when too large)
+    cdef double* _Yw          # dense point path: n * d, Y = (pair Laplacian) X
+    cdef int _point_path                     # dense: 0 auto (cost model), 1 pairs, 2 points (when allocated)
 
     cdef void _drop_stash(self) noexcept
     cdef Py_ssize_t _n_chunks(self, Py_ssize_t B) noexcept nogil
@@ -109,5 +113,9 @@ cdef class PairGradientCore(CompiledOracle):
     cdef int _grad_dense(self, const double* W, const int32_t* pi, const int32_t* pj, const double* py,
                          Py_ssize_t B, bitgen_t* rng, double thr,
                          double* out, double* csum_out) noexcept nogil
+    cdef bint _use_points(self, Py_ssize_t n_pairs, Py_ssize_t n_rows) noexcept nogil
+    cdef int _grad_dense_points(self, const double* W, const int32_t* pi, const int32_t* pj, const double* py,
+                                Py_ssize_t B, bitgen_t* rng, double thr,
+                                double* out, double* csum_out) noexcept nogil
     cdef double _eval_loss_sparse(self, const double* W, double thr) noexcept nogil
     cdef double _eval_loss_dense(self, const double* W, double thr) noexcept nogil

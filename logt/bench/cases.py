@@ -18,6 +18,9 @@ PROJECTION_DIMS = (5, 20, 50, 112, 123, 200, 500)
 TOY_BS = (10**2, 10**4, 10**6)
 METRIC_BS = (64, 1024, 16384)
 METRIC_LOOP_MAX_B = 64      # the naive loop only at small B (~1 ms per 64 pairs)
+# dense paths of the pair gradient (n = 2000 points, d = 64): B below and above the switch at B = 2n
+METRIC_DENSE_N, METRIC_DENSE_D = 2000, 64
+METRIC_DENSE_BS = (1024, 8192, 65536)
 N_INPUTS = 4                # distinct matrices cycled through per projection case
 
 
@@ -92,6 +95,43 @@ def metric_problem(name, data_dir=None):
             sparse_1t=MetricLearning(X, y, lam, n_eval_pairs=10, n_threads=1),
             dense=MetricLearning(X.toarray(), y, lam, n_eval_pairs=10))
     return _PROBLEMS[key]
+
+
+def metric_dense_problem():
+    """Cached dict for the dense-path comparison: ``Xd`` (METRIC_DENSE_N x METRIC_DENSE_D
+    Gaussian rows scaled into the unit ball, 10 classes, seeded), ``y``, ``W`` and three
+    oracles on the same data: ``pairs`` / ``points`` (each path forced) and ``auto``."""
+    key = ("dense", METRIC_DENSE_N, METRIC_DENSE_D)
+    if key not in _PROBLEMS:
+        rng = np.random.default_rng(7)
+        n, d = METRIC_DENSE_N, METRIC_DENSE_D
+        y = rng.integers(0, 10, n)
+        X = rng.standard_normal((n, d)) + rng.standard_normal((10, d))[y]
+        X /= np.linalg.norm(X, axis=1).max()
+        A = rng.standard_normal((d, d)) * 0.05
+        p = dict(Xd=X, y=y, W=(A + A.T) / 2, src="synthetic")
+        for path in ("pairs", "points", "auto"):
+            o = MetricLearning(X, y, ref.METRIC_LAM, n_eval_pairs=10)
+            o.point_path = path
+            p[path] = o
+        _PROBLEMS[key] = p
+    return _PROBLEMS[key]
+
+
+def metric_dense_contenders(p, B, seed=0, impls=("logt_pairs", "logt_points", "logt_auto", "numpy_dense")):
+    """Callables returning the (d, d) mean gradient of ``B`` uniform pairs of the dense problem
+    ``p`` (:func:`metric_dense_problem`): logt's two dense paths, its automatic choice, NumPy."""
+    W, out = p["W"], {}
+    for impl in impls:
+        rng = np.random.default_rng(seed)
+        if impl.startswith("logt_"):
+            o, g = p[impl[5:]], np.empty_like(W)
+            out[impl] = (lambda o, g, r: lambda: o.mean_grad(W, B, r, g))(o, g, rng)
+        elif impl == "numpy_dense":
+            out[impl] = (lambda r: lambda: ref.metric_grad_dense(p["Xd"], p["y"], W, B, r))(rng)
+        else:
+            raise ValueError(f"unknown dense metric contender {impl!r}")
+    return out
 
 
 def metric_contenders(p, B, seed=0, impls=("logt_sparse_1t", "logt_sparse", "logt_dense",

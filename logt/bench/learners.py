@@ -34,7 +34,7 @@ import scipy.sparse as sp
 DATASETS = ("wine", "breast_cancer", "digits", "mushrooms", "adult")
 PEERS = ("LMNN", "ITML", "MMC", "SCML")
 # training rows given to a contender that cannot take all of a large data set within its time limit
-SUBSAMPLE = {"mushrooms": {"NCA": 2000, "LMNN": 2000, "ITML": 2000, "MMC": 1000, "SCML": 2000},
+SUBSAMPLE = {"mushrooms": {"LMNN": 2000, "ITML": 2000, "MMC": 1000, "SCML": 2000},
              "adult": {"NCA": 2000, "LMNN": 2000, "ITML": 2000, "MMC": 1000, "SCML": 2000}}
 TIME_LIMIT = 600.0
 DEFAULT_ML_PYTHON = "/work/venvs/learner-ml/bin/python"
@@ -64,21 +64,27 @@ def ml_python():
     return p if p and os.path.exists(p) else None
 
 
-def load(name, data_dir=None):
-    """``(Xtr, ytr, Xte, yte, note)``; dense float64 for the small sets, CSR for mushrooms / adult."""
+SMALL = ("wine", "breast_cancer", "digits")
+
+
+def load(name, data_dir=None, split=0):
+    """``(Xtr, ytr, Xte, yte, note)``; dense float64 for the small sets, CSR for mushrooms / adult.
+
+    split : the ``random_state`` of the 70/30 stratified split (wine, breast cancer, digits,
+    mushrooms; Adult has its fixed a9a / a9a.t split)."""
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
     if name in ("wine", "breast_cancer", "digits"):
         from sklearn import datasets as skd
         X, y = getattr(skd, f"load_{name}")(return_X_y=True)
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=split)
         sc = StandardScaler().fit(Xtr)
         return sc.transform(Xtr), ytr, sc.transform(Xte), yte, "standardized"
     from logt.datasets import load_adult, load_mushrooms
     if name == "mushrooms":
         X, y = load_mushrooms(data_dir, normalize=False)
         idx = np.arange(X.shape[0])
-        tr, te = train_test_split(idx, test_size=0.3, stratify=y, random_state=0)
+        tr, te = train_test_split(idx, test_size=0.3, stratify=y, random_state=split)
         return X[tr], y[tr], X[te], y[te], "one-hot 0/1"
     if name == "adult":
         Xtr, ytr, Xte, yte = load_adult(data_dir, normalize=False)
@@ -131,6 +137,7 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
     """One row per contender: dict(dataset, method, n_train, acc1, acc5, seconds, note)."""
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
+    from logt._threads import single_threaded_blas
     from logt.metric_learning import MetricLearner
     if peers is True:
         peers = PEERS
@@ -153,16 +160,18 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
                 sec, Ztr, Zte = 0.0, _dense(Xtr), _dense(Xte)
             elif name.startswith("MetricLearner"):
                 est = MetricLearner(rng=0) if name == "MetricLearner()" else MetricLearner.paper(rng=0)
-                t0 = time.perf_counter()
-                est.fit(Xtr, ytr)
-                sec = time.perf_counter() - t0
+                with single_threaded_blas():
+                    t0 = time.perf_counter()
+                    est.fit(Xtr, ytr)
+                    sec = time.perf_counter() - t0
                 Ztr, Zte = est.transform(Xtr), est.transform(Xte)
                 row["note"] = f"{est.n_projections_} projections"
             elif name == "NCA":
                 Xs, ys = _subsample(Xtr, ytr, m)
-                t0 = time.perf_counter()
-                nca = NeighborhoodComponentsAnalysis(random_state=0).fit(_dense(Xs), ys)
-                sec = time.perf_counter() - t0
+                with single_threaded_blas():
+                    t0 = time.perf_counter()
+                    nca = NeighborhoodComponentsAnalysis(random_state=0).fit(_dense(Xs), ys)
+                    sec = time.perf_counter() - t0
                 Ztr, Zte = nca.transform(_dense(Xtr)), nca.transform(_dense(Xte))
             else:
                 if py is None:
@@ -226,6 +235,62 @@ def format_section(rows, quick=False):
     return "### Metric learners: k-NN accuracy and fit time\n\n" + "\n".join(lines) + "\n\n" + note
 
 
+def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
+    """Euclidean, ``MetricLearner()`` and NCA over ``n_splits`` stratified 70/30 splits
+    (``random_state = 0 .. n_splits - 1``, the learners seeded with the same number).
+
+    Returns one dict per contender: ``method``, ``acc1``/``acc5`` (arrays, one entry per
+    split), ``seconds`` (array). One test set is small (wine: 54 points, one point = 1.85
+    accuracy points), so the mean over splits is the figure to compare.
+    """
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    from logt.metric_learning import MetricLearner
+    from logt._threads import single_threaded_blas
+    res = {m: {"method": m, "acc1": [], "acc5": [], "seconds": []}
+           for m in ("Euclidean", "MetricLearner()", "NCA")}
+    for s in range(n_splits):
+        log(f"learners {dataset} split {s}")
+        Xtr, ytr, Xte, yte, _ = load(dataset, data_dir, split=s)
+        for m in res:
+            with single_threaded_blas():
+                t0 = time.perf_counter()
+                if m == "Euclidean":
+                    Ztr, Zte = _dense(Xtr), _dense(Xte)
+                elif m == "NCA":
+                    nca = NeighborhoodComponentsAnalysis(random_state=s).fit(_dense(Xtr), ytr)
+                    Ztr, Zte = nca.transform(_dense(Xtr)), nca.transform(_dense(Xte))
+                else:
+                    est = MetricLearner(rng=s).fit(Xtr, ytr)
+                    Ztr, Zte = est.transform(Xtr), est.transform(Xte)
+                sec = time.perf_counter() - t0
+            a1, a5 = knn_accuracy(Ztr, ytr, Zte, yte)
+            res[m]["acc1"].append(a1)
+            res[m]["acc5"].append(a5)
+            res[m]["seconds"].append(0.0 if m == "Euclidean" else sec)
+    return [{k: (np.array(v) if isinstance(v, list) else v) for k, v in r.items()} for r in res.values()]
+
+
+def format_splits(results):
+    """Markdown table of :func:`evaluate_splits` results: ``{dataset: rows}``."""
+    head = ["data", "method", "splits", "1-NN mean (se)", "5-NN mean (se)", "fit time (median)",
+            "NCA time / this"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+
+    def ms(a):
+        return f"{a.mean():.3f} ({a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else 0:.3f})"
+    for ds, rows in results.items():
+        nca = next(r for r in rows if r["method"] == "NCA")
+        for r in rows:
+            t = np.median(r["seconds"])
+            ratio = f"{np.median(nca['seconds']) / t:.1f}x" if r["method"] == "MetricLearner()" else "-"
+            lines.append("| " + " | ".join([ds, r["method"], str(len(r["acc1"])), ms(r["acc1"]), ms(r["acc5"]),
+                                            "-" if r["method"] == "Euclidean" else f"{t:.3f} s", ratio]) + " |")
+    return ("### Metric learners over repeated splits\n\n" + "\n".join(lines) + "\n\nStratified 70/30 "
+            "splits random_state = 0 .. splits - 1 (features standardized on the training part), learners "
+            "seeded with the split number; fit times on one BLAS thread.")
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(prog="python -m logt.bench.learners")
@@ -234,7 +299,19 @@ def main(argv=None):
     ap.add_argument("--dataset", action="append", choices=DATASETS)
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--peers", default=",".join(PEERS), help="metric-learn contenders to run (comma list, '' for none)")
+    ap.add_argument("--splits", type=int, default=0,
+                    help="instead: Euclidean / MetricLearner() / NCA over this many 70/30 splits (mean, se)")
     args = ap.parse_args(argv)
+    if args.splits:
+        log = lambda m: print(f"[learners] {m}", file=sys.stderr, flush=True)   # noqa: E731
+        res = {ds: evaluate_splits(ds, args.splits, args.data_dir, log)
+               for ds in (args.dataset or ("wine", "breast_cancer", "digits", "mushrooms"))}
+        print(format_splits(res))
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({ds: [{k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in r.items()}
+                                for r in rows] for ds, rows in res.items()}, fh, indent=1)
+        return 0
     text, rows = section(args.quick, lambda m: print(f"[learners] {m}", file=sys.stderr, flush=True),
                          args.data_dir, tuple(args.dataset or DATASETS),
                          tuple(p for p in args.peers.split(",") if p))

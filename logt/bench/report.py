@@ -116,7 +116,21 @@ def metric_section(quick, log, data_dir=None):
     head = ["case", "logt sparse 1 thr", f"logt sparse {p['sparse'].n_threads} thr", "logt dense",
             "numpy dense", "numpy loop", "dense/logt(1t)", f"dense/logt({p['sparse'].n_threads}t)",
             "loop/logt(1t)", "target (dense vs logt 1t)"]
-    return ("### Metric-learning mini-batch gradient, lam=0.1 (median per call)\n\n" + _table(head, rows))
+    dense_rows = []
+    pd = C.metric_dense_problem()
+    for B in ((8192,) if quick else C.METRIC_DENSE_BS):
+        log(f"metric gradient dense B={B}")
+        t = compare(C.metric_dense_contenders(pd, B), rounds=5 if quick else 15,
+                    target=0.005 if quick else 0.02)
+        dense_rows.append([f"dense {C.METRIC_DENSE_N}x{C.METRIC_DENSE_D} B={B}", fmt_time(t["logt_pairs"]),
+                           fmt_time(t["logt_points"]), fmt_time(t["logt_auto"]), fmt_time(t["numpy_dense"]),
+                           _x(_ratio(t["logt_pairs"], t["logt_points"])),
+                           _x(_ratio(t["numpy_dense"], t["logt_auto"]))])
+    dhead = ["case", "logt pairs path", "logt points path", "logt auto", "numpy dense",
+             "pairs/points", "numpy/logt auto"]
+    return ("### Metric-learning mini-batch gradient, lam=0.1 (median per call)\n\n" + _table(head, rows)
+            + "\n\nDense data, the two paths (synthetic, uniform pairs; auto takes points when B >= 2n):\n\n"
+            + _table(dhead, dense_rows))
 
 
 def e2e_section(quick, log, data_dir=None):

@@ -345,6 +345,7 @@ class MetricLearning(PairGradientCore):
                                                             self.eval_labels),
                  "lam": self.lam, "n_threads": self.n_threads, "learn_threshold": self.learn_threshold,
                  "threshold": self.threshold, "sampler_mode": smp.mode, "sampler_arrays": smp._keep,
+                 "point_path": self.point_path,
                  "extra": {k: v for k, v in self.__dict__.items()
                            if k not in ("X", "X_eval", "eval_pairs", "eval_labels")}}
         return (_rebuild, (type(self), state))
@@ -397,4 +398,5 @@ def _rebuild(cls, state):
     self._finish(state["X"], sampler, state["X_eval"], ei, ej, ey, state["lam"], state["n_threads"],
                  state["learn_threshold"], state["threshold"])
     self.__dict__.update(state["extra"])
+    self.point_path = state.get("point_path", "auto")
     return self
