@@ -17,3 +17,17 @@ def test_wine_rows_and_table(monkeypatch):
     assert by["LMNN"]["acc1"] is None and "not found" in by["LMNN"]["note"]
     text = learners.format_section(rows)
     assert text.count("| wine |") == 8 and "NCA time / this" in text
+
+
+def test_repeated_splits_table():
+    res = learners.evaluate_splits("wine", n_splits=2, log=lambda m: None)
+    by = {r["method"]: r for r in res}
+    assert set(by) == {"Euclidean", "MetricLearner()", "NCA"}
+    for r in res:
+        assert r["acc1"].shape == (2,) and ((0.8 <= r["acc1"]) & (r["acc1"] <= 1.0)).all()
+    # split 0 is the single-split table's split: the same Euclidean accuracy
+    single = {r["method"]: r for r in learners.evaluate("wine", peers=(), log=lambda m: None)}
+    assert by["Euclidean"]["acc1"][0] == single["Euclidean"]["acc1"]
+    assert by["MetricLearner()"]["acc1"][0] == single["MetricLearner()"]["acc1"]
+    text = learners.format_splits({"wine": res})
+    assert text.count("| wine |") == 3 and "1-NN mean (se)" in text

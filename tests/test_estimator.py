@@ -323,3 +323,18 @@ def test_works_without_sklearn():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ok", "False"]
+
+
+def test_auto_budget_from_lam():
+    # T="auto" (the default): max(1e5, 200 / lam), capped at 1e8; an int T is used as given
+    from logt.metric_learning import auto_budget
+    assert [auto_budget(lam) for lam in (1.0, 0.1, 2e-3, 1e-3, 1e-4, 1e-9)] == \
+        [100_000, 100_000, 100_000, 200_000, 2_000_000, 100_000_000]
+    X, y = _raw(n=60, d=4)
+    assert MetricLearner().T == "auto"
+    m = MetricLearner(lam=1e-3, rng=0).fit(X, y)
+    assert m.n_calls_ <= 200_000 and m.n_calls_ >= 0.9 * 200_000
+    m = MetricLearner(T=30_000, rng=0).fit(X, y)
+    assert m.n_calls_ <= 30_000
+    with pytest.raises(TypeError, match="'auto'"):
+        MetricLearner(T="fast").fit(X, y)

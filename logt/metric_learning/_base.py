@@ -126,6 +126,22 @@ def _check_real(v, name, lo=0.0, strict=True):
     return float(v)
 
 
+# T="auto": the budget from lam. Algorithm 1's excess risk scales as 1 / (lam T), so T = AUTO_T_SCALE / lam
+# holds the bound fixed as lam shrinks; AUTO_T_SCALE = 200 is where the problem bank's metric problem
+# ends within 1e-3 of its optimum at lam = 1e-3 (python -m logt.bench._learner_gap), and AUTO_T_MIN
+# is where k-NN accuracy stops changing on the development data sets (flat from T = 5e4 to 1e6 at
+# lam = 0.1; README, Metric learner).
+AUTO_T_MIN = 100_000
+AUTO_T_SCALE = 200.0
+AUTO_T_MAX = 100_000_000
+
+
+def auto_budget(lam):
+    """``T`` of ``T="auto"``: ``min(AUTO_T_MAX, max(AUTO_T_MIN, ceil(AUTO_T_SCALE / lam)))`` pair gradients
+    (1e5 for lam >= 2e-3, 2e5 at lam = 1e-3, 2e6 at 1e-4)."""
+    return int(min(AUTO_T_MAX, max(AUTO_T_MIN, math.ceil(AUTO_T_SCALE / float(lam)))))
+
+
 class MahalanobisLearner(BaseEstimator):
     """Base of :class:`MetricLearner` and :class:`PairsMetricLearner` (not for direct use).
 
@@ -140,7 +156,11 @@ class MahalanobisLearner(BaseEstimator):
     # ---- checks ------------------------------------------------------------------
     def _check_common_params(self):
         check_optimizer(self.method, self.params, self.options)
-        _params.check_T(self.T)
+        if isinstance(self.T, str):
+            if self.T != "auto":
+                raise TypeError(f"T must be an int or 'auto', got {self.T!r}")
+        else:
+            _params.check_T(self.T)
         _check_real(self.lam, "lam")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
@@ -151,6 +171,10 @@ class MahalanobisLearner(BaseEstimator):
                 or self.n_eval_pairs < 1:
             raise ValueError(f"n_eval_pairs must be an int >= 1, got {self.n_eval_pairs!r}")
         check_rng(self.rng) if not isinstance(self.rng, np.random.Generator) else None
+
+    def _budget(self):
+        """The budget of pair gradients: ``T``, or for ``T="auto"`` :func:`auto_budget` of ``lam``."""
+        return auto_budget(self.lam) if isinstance(self.T, str) and self.T == "auto" else int(self.T)
 
     @property
     def _learn_threshold(self):
@@ -164,7 +188,7 @@ class MahalanobisLearner(BaseEstimator):
 
     def _minimize(self, oracle, gen):
         with single_threaded_blas():
-            res = run_minimize(oracle, PSDCone(oracle.shape[0]), self.T, self.method, self.params,
+            res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen)
         W, b = oracle.split_point(res.x)
         self._set_metric(W, b)

@@ -73,31 +73,30 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
     bounds = np.r_[0, np.cumsum([len(c) for c in cand])]
+    pos = np.full(n, -1, dtype=np.int64)             # column of each point among the candidates
+    pos[cand_all] = np.arange(len(cand_all))
     for r0 in range(0, n, block):
         r1 = min(n, r0 + block)
         D = sq[r0:r1, None] + sqc[None, :] - 2.0 * np.asarray(X[r0:r1] @ XcT)
         np.maximum(D, 0.0, out=D)
-        rows = np.arange(r0, r1)
-        D[np.nonzero(cand_all[None, :] == rows[:, None])] = np.inf     # never pair i with itself
+        p = pos[r0:r1]
+        own = np.flatnonzero(p >= 0)
+        D[own, p[own]] = np.inf                      # never pair i with itself
         rc = codes[r0:r1]
-        # k best per candidate class (a union's k best are among its parts' k best)
-        best_i, best_v = [], []
+        # same class: each class's rows against that class's candidates
         for c in range(n_classes):
-            idx = _kbest(D[:, bounds[c]:bounds[c + 1]], k) + bounds[c]
-            best_i.append(idx)
-            best_v.append(np.take_along_axis(D, idx, 1))
-        for c in range(n_classes):
-            mine = rc == c
-            if not mine.any():
+            mine = np.flatnonzero(rc == c)
+            if len(mine) == 0:
                 continue
-            vi, vv = best_i[c][mine], best_v[c][mine]
-            sim[r0:r1][mine, :vi.shape[1]] = np.where(np.isfinite(vv), cand_all[vi], -1)
-            others = [o for o in range(n_classes) if o != c]
-            oi = np.concatenate([best_i[o][mine] for o in others], axis=1)
-            ov = np.concatenate([best_v[o][mine] for o in others], axis=1)
-            sel = _kbest(ov, k)
-            vi, vv = np.take_along_axis(oi, sel, 1), np.take_along_axis(ov, sel, 1)
-            dis[r0:r1][mine, :vi.shape[1]] = np.where(np.isfinite(vv), cand_all[vi], -1)
+            sub = D[mine, bounds[c]:bounds[c + 1]]
+            idx = _kbest(sub, k)
+            vals = np.take_along_axis(sub, idx, 1)
+            sim[r0 + mine, :idx.shape[1]] = np.where(np.isfinite(vals), cand_all[idx + bounds[c]], -1)
+        # other classes: hide the own class's candidates, one selection over all columns
+        D[rc[:, None] == cand_code[None, :]] = np.inf
+        idx = _kbest(D, k)
+        vals = np.take_along_axis(D, idx, 1)
+        dis[r0:r1, :idx.shape[1]] = np.where(np.isfinite(vals), cand_all[idx], -1)
     # valid entries first in each row (padding at the end)
     for T in (sim, dis):
         order = np.argsort(T < 0, axis=1, kind="stable")

@@ -82,7 +82,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     _tuple_size = 2
     classes_ = np.array([-1, 1])
 
-    def __init__(self, threshold="learn", lam=0.1, T=500_000, scaling="auto", method="logt",
+    def __init__(self, threshold="learn", lam=0.1, T="auto", scaling="auto", method="logt",
                  params="auto", options=None, balance=True, calibration_params=None,
                  n_eval_pairs=10_000, n_threads=None, rng=None):
         self.threshold = threshold

@@ -12,7 +12,7 @@ __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
 # (see README.md (Metric learner) and logt.metric_learning.defaults_evidence).
-DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T=500_000,
+DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                 scaling="auto")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm")
@@ -42,7 +42,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     threshold : "learn" (default: ``b`` is fitted, regularized like ``W``) or a
         number ``b >= 0`` kept fixed (the paper: 1).
     lam : float > 0, the regularization (default 0.1, as in the paper).
-    T : int, budget of pair gradients (default 500_000).
+    T : int or "auto" (default), budget of pair gradients. "auto": ``max(1e5, 200 / lam)``
+        (capped at 1e8): 1e5 at the default ``lam``; see ``logt.metric_learning.auto_budget``.
     scaling : "auto" (default: per-feature standardization for dense input, one
         common factor for sparse), "standardize", "max_norm" or None; see
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
@@ -79,7 +80,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         evaluation pairs).
     """
 
-    def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T=500_000,
+    def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                  scaling="auto", method="logt", params="auto", options=None, n_eval_pairs=10_000,
                  n_threads=None, rng=None):
         self.sampling = sampling
