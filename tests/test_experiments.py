@@ -147,3 +147,14 @@ def test_metric_bad_arguments():
         metric.run(dataset="synthetic", methods=("adam",), progress=False)
     with pytest.raises(ValueError, match="dataset"):
         metric.load_problem("iris")
+
+
+def test_learner_defaults_sweep_runs_on_development_sets():
+    pytest.importorskip("sklearn")
+    from logt.experiments.learner_defaults import SWEEPS, dev_datasets, sweep
+    names = [n for n, _, _ in dev_datasets(quick=True)]
+    assert not set(names) & {"wine", "breast_cancer", "digits", "mushrooms", "adult"}    # never the targets
+    res = sweep([("T=2e4", {"T": 20_000})], splits=1, quick=True, log=lambda m: None)
+    (label, g1, g5, w1, w5, sec), = res
+    assert label == "T=2e4" and -1 <= w1 <= g1 <= 1 and -1 <= w5 <= g5 <= 1 and sec > 0
+    assert {"budget", "lam-k"} <= set(SWEEPS)
