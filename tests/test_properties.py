@@ -263,3 +263,56 @@ def test_libsvm_round_trip(tmp_path, data, comments, crlf, compress):
         assert q2.shape == (0,)
     else:
         np.testing.assert_array_equal(q2, qid)
+
+
+# ---------------------------------------------------------------- the dense pair gradient's two paths
+
+@st.composite
+def pair_problems(draw):
+    n = draw(st.integers(2, 40))
+    d = draw(st.integers(1, 24))
+    B = draw(st.integers(1, 300))
+    seed = draw(st.integers(0, 2**32 - 1))
+    learn = draw(st.booleans())
+    scale = draw(st.sampled_from([1e-150, 1e-3, 1.0, 1e3, 1e150]))       # W's magnitude
+    return n, d, B, seed, learn, scale
+
+
+@given(pair_problems())
+def test_metric_gradient_points_equals_pairs_and_numpy(prob):
+    from logt.oracles.metric import MetricLearning
+    n, d, B, seed, learn, scale = prob
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= max(1.0, float(np.linalg.norm(X, axis=1).max()))
+    y = np.arange(n) % 2                                   # both classes present
+    o = MetricLearning(X, y, 0.1, learn_threshold=learn, n_eval_pairs=50, eval_rng=seed)
+    A = rng.standard_normal(o.shape)
+    Z = scale * (A + A.T) / 2
+    i = rng.integers(0, n, B).astype(np.int32)
+    j = rng.integers(0, n, B).astype(np.int32)              # i == j allowed (D = 0)
+    out = {}
+    for path in ("pairs", "points"):
+        o.point_path = path
+        out[path] = o._mean_grad_pairs(Z, i, j)
+        assert np.isfinite(out[path]).all()
+        np.testing.assert_array_equal(out[path], out[path].T)
+    # dense NumPy formula (stable sigmoid)
+    W = Z[:d, :d]
+    b = Z[d, d] if learn else 1.0
+    D = X[i] - X[j]
+    yy = np.where(y[i] == y[j], 1.0, -1.0)
+    q = np.einsum("bk,kl,bl->b", D, W, D)
+    c = yy * np.exp(-np.logaddexp(0.0, yy * (b - q)))
+    ref = (D.T * c) @ D / B + 0.1 * W
+    tol = 1e-12 * max(1.0, np.abs(ref).max(), np.abs(c).sum() / B * 4)
+    for path in ("pairs", "points"):
+        assert np.abs(out[path][:d, :d] - ref).max() <= tol, path
+    if learn:
+        assert abs(out["pairs"][d, d] - out["points"][d, d]) <= 1e-12 * max(1.0, abs(out["pairs"][d, d]))
+    # the objective on the evaluation pairs: both paths agree
+    o.point_path = "pairs"
+    v1 = o._eval_loss(Z)
+    o.point_path = "points"
+    v2 = o._eval_loss(Z)
+    assert abs(v1 - v2) <= 1e-12 * max(1.0, abs(v1))
