@@ -186,7 +186,8 @@ def _ball_ok(v_fn, r=1.0, c=None):
         cc = np.zeros_like(vv) if c is None else np.asarray(c, float)
         s = max(np.abs(vv).max(), np.abs(cc).max(), 1e-300)
         dv = vv / s - cc / s                 # scaled difference: no overflow
-        n = np.linalg.norm(dv) * s
+        with np.errstate(over="ignore"):     # n = inf is the right answer for a huge v (then v is outside)
+            n = np.linalg.norm(dv) * s
         ref = vv if n <= r else cc + (dv / np.linalg.norm(dv)) * r
         assert np.all(np.isfinite(p))
         np.testing.assert_allclose(p, ref, rtol=1e-12, atol=1e-300)

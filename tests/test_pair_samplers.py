@@ -260,3 +260,66 @@ def test_neighbor_tables_are_the_nearest_points(sparse_input):
     sim2, dis2 = neighbor_tables(X, y, 4, max_candidates=10, rng=1)
     assert (y[sim2[sim2 >= 0]] == np.repeat(y, 4).reshape(70, 4)[sim2 >= 0]).all()
     assert (dis2 >= 0).all() and (y[dis2] != y[:, None]).all()
+
+
+def _lex_ref(X, y, k):
+    """Brute force: per row the k smallest (distance, index) same-class / other-class points."""
+    n = len(y)
+    Xd = X.toarray() if sp.issparse(X) else X
+    sq = (Xd * Xd).sum(1)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (Xd @ Xd.T), 0.0)
+    sim = np.full((n, k), -1, dtype=np.int32)
+    dis = np.full((n, k), -1, dtype=np.int32)
+    for i in range(n):
+        same = np.flatnonzero((y == y[i]) & (np.arange(n) != i))
+        other = np.flatnonzero(y != y[i])
+        s = same[np.lexsort((same, D[i, same]))][:k]
+        o = other[np.lexsort((other, D[i, other]))][:k]
+        sim[i, :len(s)] = s
+        dis[i, :len(o)] = o
+    return sim, dis
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("k", [1, 3, 12])
+def test_compiled_neighbor_tables_equal_the_lexicographic_brute_force(sparse_input, k):
+    # 0/1 features: many exactly tied distances; ties must go to the smaller index
+    rng = np.random.default_rng(k)
+    X = (rng.random((90, 6)) < 0.4).astype(np.float64)
+    X[5] = X[6]                                        # duplicate points: distance 0
+    y = rng.integers(0, 3, 90)
+    y[:4] = 3                                          # a class of 4 points: fewer than k + 1 members
+    Xi = sp.csr_matrix(X) if sparse_input else X
+    sim, dis = neighbor_tables(Xi, y, k, block=37)     # several blocks
+    ref_s, ref_d = _lex_ref(X, y, k)
+    np.testing.assert_array_equal(sim, ref_s)
+    np.testing.assert_array_equal(dis, ref_d)
+    # the NumPy implementation agrees up to the choice among exactly tied distances
+    from logt.metric_learning.neighbors import neighbor_tables_numpy
+    s2, d2 = neighbor_tables_numpy(Xi, y, k, block=37)
+    Xd = X
+    for T1, T2 in ((sim, s2), (dis, d2)):
+        assert ((T1 >= 0) == (T2 >= 0)).all()
+        for i in range(90):
+            a, b = T1[i][T1[i] >= 0], T2[i][T2[i] >= 0]
+            np.testing.assert_allclose(((Xd[a] - Xd[i]) ** 2).sum(1), ((Xd[b] - Xd[i]) ** 2).sum(1), atol=1e-12)
+
+
+def test_select_block_validates_its_inputs():
+    from logt._kernels._neighbors import select_block
+    G = np.zeros((2, 3))
+    ok = dict(sqr=np.zeros(2), sqc=np.zeros(3), rcode=[0, 1], ccode=[0, 1, 1], rself=[-1, 1],
+              cand=[4, 5, 6], k=2)
+    sim = np.empty((2, 2), np.int32)
+    dis = np.empty((2, 2), np.int32)
+    select_block(G, **ok, sim=sim, dis=dis)
+    np.testing.assert_array_equal(sim, [[4, -1], [6, -1]])    # row 1 is candidate column 1: skipped
+    np.testing.assert_array_equal(dis, [[5, 6], [4, -1]])
+    for bad, match in ((dict(k=0), "k must be"), (dict(rself=[-1, 3]), "rself"), (dict(sqc=np.zeros(2)), "sqc"),
+                       (dict(cand=[-1, 5, 6]), "cand"), (dict(sqr=[np.nan, 0.0]), "finite")):
+        with pytest.raises(ValueError, match=match):
+            select_block(G, **{**ok, **bad}, sim=sim, dis=dis)
+    with pytest.raises(ValueError, match="G must be finite"):
+        select_block(np.array([[0.0, np.inf, 0.0], [0.0, 0.0, 0.0]]), **ok, sim=sim, dis=dis)
+    with pytest.raises(ValueError, match="sim must be"):
+        select_block(G, **ok, sim=np.empty((2, 2), np.int64), dis=dis)

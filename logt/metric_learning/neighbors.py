@@ -3,9 +3,14 @@
 For every point ``i``: its ``k`` nearest same-class points (the "target
 neighbours" of LMNN) and its ``k`` nearest other-class points (the nearest
 "impostors"), by Euclidean distance in the space the oracle sees (the
-estimator's scaled space). Computed once, in row blocks with one BLAS product
-per block (``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j``); ties are broken by the
-smaller index, so the tables are deterministic.
+estimator's scaled space). Computed once, in row blocks: one BLAS (or sparse)
+product per block gives the inner products, and a compiled pass
+(``logt._kernels._neighbors.select_block``, no GIL) turns them into squared
+distances ``||x_i||^2 + ||x_j||^2 - 2 x_i . x_j`` and keeps the ``k`` smallest
+of each kind per row. Ties are broken by the smaller index (exactly: the
+lexicographic (distance, index) order), so the tables are deterministic.
+``neighbor_tables_numpy`` is the plain NumPy version (``argpartition``; it may
+pick a different one among exactly tied distances), kept as a test reference.
 
 For large ``n`` the search is restricted to a seeded random subset of at most
 ``max_candidates`` candidates per class (default 2000) (so the cost is ``O(n * C * d)``
@@ -15,7 +20,9 @@ is all the sampler needs.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["neighbor_tables", "MAX_NEIGHBORS"]
+from logt._kernels._neighbors import select_block
+
+__all__ = ["neighbor_tables", "neighbor_tables_numpy", "MAX_NEIGHBORS"]
 
 MAX_NEIGHBORS = 256           # k above this is a ValueError (tables are n * k int32 each)
 
@@ -72,9 +79,44 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     sqc = sq[cand_all]
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
-    bounds = np.r_[0, np.cumsum([len(c) for c in cand])]
     pos = np.full(n, -1, dtype=np.int64)             # column of each point among the candidates
     pos[cand_all] = np.arange(len(cand_all))
+    ccode = np.ascontiguousarray(cand_code, dtype=np.int32)
+    cidx = cand_all.astype(np.int64)
+    rcodes = np.ascontiguousarray(codes, dtype=np.int32)
+    for r0 in range(0, n, block):
+        r1 = min(n, r0 + block)
+        G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
+        # compiled: distances sq_i + sq_j - 2 G_ij (clipped at 0), k smallest per row by (distance, column)
+        select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1])
+    return sim, dis
+
+
+def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
+    """The same tables in plain NumPy (``argpartition`` per class): the reference of the tests."""
+    codes = np.asarray(codes)
+    n = X.shape[0]
+    gen = np.random.default_rng(rng)
+    n_classes = int(codes.max()) + 1
+    cand = []
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        if len(members) > max_candidates:
+            members = np.sort(gen.choice(members, max_candidates, replace=False))
+        cand.append(members)
+    cand_all = np.concatenate(cand)
+    Xc = X[cand_all]
+    if sp.issparse(Xc):
+        Xc = Xc.toarray()
+    XcT = np.ascontiguousarray(Xc.T)
+    sq = _sqnorms(X)
+    sqc = sq[cand_all]
+    sim = np.full((n, k), -1, dtype=np.int32)
+    dis = np.full((n, k), -1, dtype=np.int32)
+    bounds = np.r_[0, np.cumsum([len(c) for c in cand])]
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[cand_all] = np.arange(len(cand_all))
+    cand_code = codes[cand_all]
     for r0 in range(0, n, block):
         r1 = min(n, r0 + block)
         D = sq[r0:r1, None] + sqc[None, :] - 2.0 * np.asarray(X[r0:r1] @ XcT)
@@ -83,7 +125,6 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
         own = np.flatnonzero(p >= 0)
         D[own, p[own]] = np.inf                      # never pair i with itself
         rc = codes[r0:r1]
-        # same class: each class's rows against that class's candidates
         for c in range(n_classes):
             mine = np.flatnonzero(rc == c)
             if len(mine) == 0:
@@ -92,7 +133,6 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
             idx = _kbest(sub, k)
             vals = np.take_along_axis(sub, idx, 1)
             sim[r0 + mine, :idx.shape[1]] = np.where(np.isfinite(vals), cand_all[idx + bounds[c]], -1)
-        # other classes: hide the own class's candidates, one selection over all columns
         D[rc[:, None] == cand_code[None, :]] = np.inf
         idx = _kbest(D, k)
         vals = np.take_along_axis(D, idx, 1)

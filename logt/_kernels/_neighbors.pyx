@@ -1,0 +1,148 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""k nearest same-class and other-class candidates of each row, from a block's Gram matrix.
+
+Used by :func:`logt.metric_learning.neighbors.neighbor_tables` (the tables of
+``sampling="neighbors"``). The caller computes the block's inner products
+``G = X[r0:r1] @ Xc^T`` with BLAS or a sparse product; this kernel turns them into
+squared distances ``max(sq_i + sqc_j - 2 G_ij, 0)`` (the same expression, in the
+same order, as the NumPy formula) and keeps, per row, the ``k`` smallest over the
+candidates of the row's own class (``sim``) and over the others (``dis``), in one
+pass without the GIL.
+
+Order: by (distance, point index), i.e. ties go to the smaller index, which is
+what :func:`neighbor_tables` promises; a row's own column is skipped. Each row
+keeps a sorted list of at most ``k`` (distance, index) entries, so the result is
+exactly the lexicographic ``k`` smallest whatever the order of the candidates.
+"""
+import numpy as np
+
+from libc.math cimport isfinite
+from libc.stdint cimport int32_t, int64_t
+
+MAX_K = 256
+
+
+cdef inline bint _before(double v, int32_t c, double w, int32_t e) noexcept nogil:
+    """(v, c) < (w, e) lexicographically: distance first, then the point index."""
+    return v < w or (v == w and c < e)
+
+
+cdef inline void _keep(double v, int32_t c, double* vals, int32_t* idx, Py_ssize_t* count,
+                       Py_ssize_t k) noexcept nogil:
+    """Insert (v, c) into the sorted list (vals, idx) of ``count`` <= k entries if it is among the k smallest."""
+    cdef Py_ssize_t m = count[0], p
+    if m == k:
+        if not _before(v, c, vals[k - 1], idx[k - 1]):
+            return
+        m = k - 1                      # the last entry drops out
+    else:
+        count[0] = m + 1
+    p = m
+    while p > 0 and _before(v, c, vals[p - 1], idx[p - 1]):
+        vals[p] = vals[p - 1]
+        idx[p] = idx[p - 1]
+        p -= 1
+    vals[p] = v
+    idx[p] = c
+
+
+cdef int _select_rows(const double* G, Py_ssize_t rows, Py_ssize_t m, const double* sqr,
+                       const double* sqc, const int32_t* rcode, const int32_t* ccode,
+                       const int64_t* rself, const int64_t* cand, Py_ssize_t k,
+                       int32_t* sim, int32_t* dis, double* vs, double* vd, int32_t* cs,
+                       int32_t* cd) noexcept nogil:
+    """Returns 0, or -1 when G holds a non-finite value (the tables are then not filled)."""
+    cdef Py_ssize_t r, j, ns, nd, t
+    cdef const double* g
+    cdef double v
+    cdef int32_t mine
+    cdef int64_t own
+    for r in range(rows):
+        g = G + r * m
+        mine = rcode[r]
+        own = rself[r]
+        ns = 0
+        nd = 0
+        for j in range(m):
+            if not isfinite(g[j]):
+                return -1
+            if j == own:
+                continue
+            v = (sqr[r] + sqc[j]) - 2.0 * g[j]
+            if v < 0.0:
+                v = 0.0
+            if ccode[j] == mine:
+                _keep(v, <int32_t>cand[j], vs, cs, &ns, k)
+            else:
+                _keep(v, <int32_t>cand[j], vd, cd, &nd, k)
+        for t in range(k):
+            sim[r * k + t] = cs[t] if t < ns else -1
+            dis[r * k + t] = cd[t] if t < nd else -1
+    return 0
+
+
+def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis):
+    """Fill ``sim`` and ``dis`` ((rows, k) int32) for one block of rows.
+
+    G : (rows, m) float64 C-contiguous inner products with the m candidates;
+    sqr : (rows,) squared norms of the block's rows; sqc : (m,) of the candidates;
+    rcode : (rows,) int32 class codes; ccode : (m,) int32 class codes of the candidates;
+    rself : (rows,) int64, the candidate column of each row itself or -1;
+    cand : (m,) int64 point index of each candidate column; k in [1, MAX_K].
+    Entries are candidate point indices sorted by (distance, index), padded with -1.
+    """
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    if G.ndim != 2:
+        raise ValueError(f"G must be 2-D, got shape {G.shape}")
+    cdef Py_ssize_t rows = G.shape[0], m = G.shape[1]
+    sqr = np.ascontiguousarray(sqr, dtype=np.float64)
+    sqc = np.ascontiguousarray(sqc, dtype=np.float64)
+    rcode = np.ascontiguousarray(rcode, dtype=np.int32)
+    ccode = np.ascontiguousarray(ccode, dtype=np.int32)
+    rself = np.ascontiguousarray(rself, dtype=np.int64)
+    cand = np.ascontiguousarray(cand, dtype=np.int64)
+    for name, a, size in (("sqr", sqr, rows), ("rcode", rcode, rows), ("rself", rself, rows),
+                          ("sqc", sqc, m), ("ccode", ccode, m), ("cand", cand, m)):
+        if a.shape != (size,):
+            raise ValueError(f"{name} must have shape ({size},), got {a.shape}")
+    if not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be in [1, {MAX_K}], got {k}")
+    for name, out in (("sim", sim), ("dis", dis)):
+        if not (isinstance(out, np.ndarray) and out.dtype == np.int32 and out.shape == (rows, k)
+                and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"{name} must be a writeable C-contiguous int32 array of shape ({rows}, {k})")
+    if m and (cand.min() < 0 or cand.max() > np.iinfo(np.int32).max):
+        raise ValueError("cand must hold point indices in [0, 2**31)")
+    if rows and (rself.max() >= m or rself.min() < -1):
+        raise ValueError(f"rself must be -1 or a column in [0, {m})")
+    if rows == 0:
+        return
+    if not (np.isfinite(sqr).all() and np.isfinite(sqc).all()):
+        raise ValueError("sqr and sqc must be finite")
+    vs = np.empty(k, dtype=np.float64)
+    vd = np.empty(k, dtype=np.float64)
+    cs = np.empty(k, dtype=np.int32)
+    cd = np.empty(k, dtype=np.int32)
+    cdef const double[:, ::1] Gv = G
+    cdef const double[::1] sqrv = sqr
+    cdef const double[::1] sqcv = sqc
+    cdef const int32_t[::1] rcv = rcode
+    cdef const int32_t[::1] ccv = ccode
+    cdef const int64_t[::1] rsv = rself
+    cdef const int64_t[::1] cav = cand
+    cdef int32_t[:, ::1] simv = sim
+    cdef int32_t[:, ::1] disv = dis
+    cdef double[::1] vsv = vs
+    cdef double[::1] vdv = vd
+    cdef int32_t[::1] csv = cs
+    cdef int32_t[::1] cdv = cd
+    cdef const double* gp = &Gv[0, 0] if m else NULL
+    cdef const double* sqcp = &sqcv[0] if m else NULL
+    cdef const int32_t* ccp = &ccv[0] if m else NULL
+    cdef const int64_t* cap = &cav[0] if m else NULL
+    cdef int info
+    with nogil:
+        info = _select_rows(gp, rows, m, &sqrv[0], sqcp, &rcv[0], ccp, &rsv[0], cap, k,
+                     &simv[0, 0], &disv[0, 0], &vsv[0], &vdv[0], &csv[0], &cdv[0])
+    if info != 0:
+        raise ValueError("G must be finite")
