@@ -300,8 +300,11 @@ def main(argv=None):
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--peers", default=",".join(PEERS), help="metric-learn contenders to run (comma list, '' for none)")
     ap.add_argument("--splits", type=int, default=0,
-                    help="instead: Euclidean / MetricLearner() / NCA over this many 70/30 splits (mean, se)")
+                    help="instead: Euclidean / MetricLearner() / NCA over this many 70/30 splits (mean, se); "
+                         "Adult keeps its a9a / a9a.t split (only the seeds vary)")
     args = ap.parse_args(argv)
+    if args.splits < 0:
+        ap.error(f"--splits must be >= 1 (0: the single-split table), got {args.splits}")
     if args.splits:
         log = lambda m: print(f"[learners] {m}", file=sys.stderr, flush=True)   # noqa: E731
         res = {ds: evaluate_splits(ds, args.splits, args.data_dir, log)
