@@ -27,8 +27,8 @@ Run:  python -m pytest bench/bench_metric_gradient.py        (pytest-benchmark t
 import numpy as np
 import pytest
 
-from logt.bench.cases import (METRIC_BS, METRIC_DENSE_BS, METRIC_LOOP_MAX_B, metric_contenders,
-                              metric_dense_contenders, metric_dense_problem, metric_problem)
+from logt.bench.cases import (METRIC_BS, METRIC_DENSE_BS, METRIC_DENSE_IMPLS, METRIC_LOOP_MAX_B,
+                              metric_contenders, metric_dense_problem, metric_problem)
 
 IMPLS = ["logt_sparse_1t", "logt_sparse", "logt_dense", "numpy_dense", "numpy_loop"]
 CASES = [(impl, name, B) for B in METRIC_BS for name in ("a9a", "mushrooms") for impl in IMPLS
@@ -48,17 +48,17 @@ def test_metric_gradient(benchmark, impl, name, B):
     np.testing.assert_allclose(g, g.T, rtol=0, atol=1e-14)
 
 
-@pytest.mark.parametrize("impl", ["logt_pairs", "logt_points", "logt_auto", "numpy_dense"])
+@pytest.mark.parametrize("impl", METRIC_DENSE_IMPLS)
 @pytest.mark.parametrize("B", METRIC_DENSE_BS)
 def test_metric_gradient_dense_paths(benchmark, impl, B):
     p = metric_dense_problem()
     benchmark.group = f"metric gradient dense 2000x64 ({p['src']}) B={B}"
-    g = benchmark(metric_dense_contenders(p, B, 0, (impl,))[impl])
+    g = benchmark(metric_contenders(p, B, 0, (impl,))[impl])
     assert g.shape == p["W"].shape and np.isfinite(g).all()
     if impl.startswith("logt_"):      # the kernel's pairs (its own sampler), the dense NumPy formula
         from logt._kernels._pairs import _sample_pairs
         from logt.bench.references import metric_grad_dense
         pairs = _sample_pairs(len(p["y"]), B, np.random.default_rng(1))
         ref = metric_grad_dense(p["Xd"], p["y"], p["W"], B, None, pairs=pairs)
-        got = metric_dense_contenders(p, B, 1, (impl,))[impl]()
+        got = metric_contenders(p, B, 1, (impl,))[impl]()
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())

@@ -10,6 +10,7 @@ GIL, so one SGD step never enters the interpreter. Other Cython code can
 Points are C-contiguous float64 buffers of ``size`` doubles (a d x d matrix is
 d*d doubles in C order). Neither method allocates or touches Python objects.
 """
+from libc.math cimport exp
 from numpy.random cimport bitgen_t
 
 cdef class CompiledDomain:
@@ -48,3 +49,12 @@ cdef enum:
 cdef int poll_signals(double* next_poll) noexcept nogil
 cdef double poll_start() noexcept nogil
 cdef int raise_pending() except -1
+
+
+# sigmoid(-z) = 1 / (1 + exp(z)) without overflow (the logistic losses' derivative).
+cdef inline double sigmoid_neg(double z) noexcept nogil:
+    cdef double e
+    if z >= 0:
+        e = exp(-z)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + exp(z))

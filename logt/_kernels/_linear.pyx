@@ -16,33 +16,12 @@ from libc.math cimport exp, log1p, fabs
 from libc.stdint cimport uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
-from logt._kernels._base cimport CompiledOracle
+from logt._kernels._base cimport CompiledOracle, sigmoid_neg
+from logt._kernels._pairs cimport bounded_uint32
 
 from logt._kernels._base import _as_point
 
 LOSSES = ("squared", "logistic")
-
-
-cdef inline uint32_t _bounded(bitgen_t* rng, uint32_t s) noexcept nogil:
-    """Uniform integer in ``[0, s)`` without bias (Lemire's multiply-and-reject on a 32-bit word)."""
-    cdef uint64_t m = (rng.next_uint64(rng.state) >> 32) * <uint64_t>s
-    cdef uint32_t low = <uint32_t>m
-    cdef uint32_t thresh
-    if low < s:
-        thresh = <uint32_t>((<uint64_t>1 << 32) - s) % s
-        while low < thresh:
-            m = (rng.next_uint64(rng.state) >> 32) * <uint64_t>s
-            low = <uint32_t>m
-    return <uint32_t>(m >> 32)
-
-
-cdef inline double _sigmoid_neg(double z) noexcept nogil:
-    """``1 / (1 + exp(z))`` without overflow."""
-    cdef double e
-    if z >= 0:
-        e = exp(-z)
-        return e / (1.0 + e)
-    return 1.0 / (1.0 + exp(z))
 
 
 cdef class LinearModel(CompiledOracle):
@@ -150,13 +129,13 @@ cdef class LinearModel(CompiledOracle):
         for k in range(d):
             out[k] = 0.0
         for t in range(B):
-            i = _bounded(rng, <uint32_t>self.n)
+            i = bounded_uint32(rng, <uint32_t>self.n)
             ai = &self._A[i, 0]
             u = 0.0
             for k in range(d):
                 u += ai[k] * x[k]
             if self._logistic:
-                c = -self._b[i] * _sigmoid_neg(self._b[i] * u)
+                c = -self._b[i] * sigmoid_neg(self._b[i] * u)
             else:
                 c = u - self._b[i]
             for k in range(d):

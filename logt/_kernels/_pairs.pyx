@@ -72,7 +72,7 @@ from scipy.linalg.cython_blas cimport dgemm, dsyrk, dsyr2k, ddot
 from cpython.exc cimport PyErr_Fetch, PyErr_Restore
 from cpython.ref cimport PyObject, Py_XDECREF
 
-from logt._kernels._base cimport CompiledOracle, bitgen_of
+from logt._kernels._base cimport CompiledOracle, bitgen_of, sigmoid_neg
 
 cdef extern from "Python.h":
     int PyErr_CheckSignals()          # declared without "except": the caller inspects the result
@@ -374,15 +374,6 @@ cdef class PairSampler:
 
 # ---------------------------------------------------------------- small helpers
 
-cdef inline double _sigmoid_neg(double z) noexcept nogil:
-    """sigmoid(-z) = 1 / (1 + exp(z)), without overflow."""
-    cdef double e
-    if z >= 0:
-        e = exp(-z)
-        return e / (1.0 + e)
-    return 1.0 / (1.0 + exp(z))
-
-
 cdef inline double _logit_loss(double z) noexcept nogil:
     """log(1 + exp(-z)) = log1p(exp(-|z|)) + max(-z, 0)."""
     return log1p(exp(-fabs(z))) + (-z if z < 0 else 0.0)
@@ -476,7 +467,7 @@ cdef double _sparse_chunk(const int64_t* indptr, const int32_t* ind, const doubl
         y = py[b]
         k = _sparse_diff(indptr, ind, val, i, j, w, didx, dval)
         q = _sparse_quad(V, d, k, didx, dval) if k > 0 else 0.0
-        c = y * _sigmoid_neg(y * (thr - q)) * scale
+        c = y * sigmoid_neg(y * (thr - q)) * scale
         csum += c
         for a in range(k):
             ca = c * dval[a]
@@ -537,6 +528,20 @@ cdef inline double _diff_dot(const double* X, const double* Z, Py_ssize_t d, int
     """D = X[i] - X[j] (rows of length d); returns D . (Z[i] - Z[j]) (csrc/logt_pairpoints.c)."""
     return logt_diff_dot(X + <Py_ssize_t>i * d, X + <Py_ssize_t>j * d,
                          Z + <Py_ssize_t>i * d, Z + <Py_ssize_t>j * d, D, d)
+
+
+cdef inline void _mirror_add_lam(double* out, const double* W, Py_ssize_t d, Py_ssize_t ld,
+                                 double lam) noexcept nogil:
+    """``out``'s row-major lower triangle (d x d block, row stride ld) holds a symmetric sum:
+    copy it to the upper triangle and add ``lam * W`` (the dense paths' last step)."""
+    cdef Py_ssize_t a, e
+    cdef double s
+    for a in range(d):
+        out[a * ld + a] += lam * W[a * ld + a]
+        for e in range(a + 1, d):
+            s = out[e * ld + a]
+            out[a * ld + e] = s + lam * W[a * ld + e]
+            out[e * ld + a] = s + lam * W[e * ld + a]
 
 
 cdef inline bint _interrupted(PyObject** stash) noexcept nogil:
@@ -963,14 +968,14 @@ cdef class PairGradientCore(CompiledOracle):
                          Py_ssize_t B, bitgen_t* rng, double thr,
                          double* out, double* csum_out) noexcept nogil:
         cdef Py_ssize_t d = self.n_features, ld = self._ld
-        cdef Py_ssize_t s0, nb, t0, tb, b, a, e, npos, nneg
+        cdef Py_ssize_t s0, nb, t0, tb, b, a, npos, nneg
         cdef const int32_t* qi
         cdef const int32_t* qj
         cdef const double* qy
         cdef double* A = self._A
         cdef double* M = self._M
         cdef double* q = self._q
-        cdef double y, c, r, s, csum = 0.0, work = 0.0
+        cdef double y, c, r, csum = 0.0, work = 0.0
         cdef double pair_work = 3.0 * <double>d * <double>d
         cdef int n = <int>d, kk, ldc = <int>ld
         cdef double one = 1.0, mone = -1.0, beta = 0.0
@@ -993,7 +998,7 @@ cdef class PairGradientCore(CompiledOracle):
                 nneg = 0
                 for b in range(tb):
                     y = qy[t0 + b]
-                    c = y * _sigmoid_neg(y * (thr - q[b])) * scale
+                    c = y * sigmoid_neg(y * (thr - q[b])) * scale
                     csum += c
                     r = sqrt(fabs(c))
                     if c > 0:
@@ -1017,12 +1022,7 @@ cdef class PairGradientCore(CompiledOracle):
                 t0 += tb
             s0 += nb
         # row-major lower triangle holds the sum: mirror and add lam * W
-        for a in range(d):
-            out[a * ld + a] += self.lam * W[a * ld + a]
-            for e in range(a + 1, d):
-                s = out[e * ld + a]
-                out[a * ld + e] = s + self.lam * W[a * ld + e]
-                out[e * ld + a] = s + self.lam * W[e * ld + a]
+        _mirror_add_lam(out, W, d, ld, self.lam)
         csum_out[0] = csum
         return 0
 
@@ -1069,7 +1069,7 @@ cdef class PairGradientCore(CompiledOracle):
         O(B d^2): the win when B exceeds n (late epochs).
         """
         cdef Py_ssize_t d = self.n_features, ld = self._ld, n = self.n_samples
-        cdef Py_ssize_t s0, nb, b, a, e
+        cdef Py_ssize_t s0, nb, b
         cdef const int32_t* qi
         cdef const int32_t* qj
         cdef const double* qy
@@ -1077,7 +1077,7 @@ cdef class PairGradientCore(CompiledOracle):
         cdef double* Z = self._Zw
         cdef double* Y = self._Yw
         cdef double* D = self._A
-        cdef double y, c, q, s, csum = 0.0, work = 0.0
+        cdef double y, c, q, csum = 0.0, work = 0.0
         cdef double pair_work = 6.0 * <double>d
         cdef int di = <int>d, ni = <int>n, ldw = <int>ld, ldc = <int>ld
         cdef double one = 1.0, zero = 0.0, half = 0.5
@@ -1097,7 +1097,7 @@ cdef class PairGradientCore(CompiledOracle):
             for b in range(nb):
                 q = _diff_dot(X, Z, d, qi[b], qj[b], D)
                 y = qy[b]
-                c = y * _sigmoid_neg(y * (thr - q)) * scale
+                c = y * sigmoid_neg(y * (thr - q)) * scale
                 csum += c
                 if qi[b] != qj[b]:       # i == j: D = 0 (and the rows would alias)
                     logt_row_update(c, D, Y + <Py_ssize_t>qi[b] * d, Y + <Py_ssize_t>qj[b] * d, d)
@@ -1105,12 +1105,7 @@ cdef class PairGradientCore(CompiledOracle):
             s0 += nb
         # column-major upper of out (= row-major lower) = (X^T Y + Y^T X) / 2 = X^T L X
         dsyr2k(b"U", b"N", &di, &ni, &half, <double*>X, &di, Y, &di, &zero, out, &ldc)
-        for a in range(d):
-            out[a * ld + a] += self.lam * W[a * ld + a]
-            for e in range(a + 1, d):
-                s = out[e * ld + a]
-                out[a * ld + e] = s + self.lam * W[a * ld + e]
-                out[e * ld + a] = s + self.lam * W[e * ld + a]
+        _mirror_add_lam(out, W, d, ld, self.lam)
         csum_out[0] = csum
         return 0
 

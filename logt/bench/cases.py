@@ -21,6 +21,7 @@ METRIC_LOOP_MAX_B = 64      # the naive loop only at small B (~1 ms per 64 pairs
 # dense paths of the pair gradient (n = 2000 points, d = 64): B below and above the switch at B = 2n
 METRIC_DENSE_N, METRIC_DENSE_D = 2000, 64
 METRIC_DENSE_BS = (1024, 8192, 65536)
+METRIC_DENSE_IMPLS = ("logt_pairs", "logt_points", "logt_auto", "numpy_dense")
 N_INPUTS = 4                # distinct matrices cycled through per projection case
 
 
@@ -100,7 +101,8 @@ def metric_problem(name, data_dir=None):
 def metric_dense_problem():
     """Cached dict for the dense-path comparison: ``Xd`` (METRIC_DENSE_N x METRIC_DENSE_D
     Gaussian rows scaled into the unit ball, 10 classes, seeded), ``y``, ``W`` and three
-    oracles on the same data: ``pairs`` / ``points`` (each path forced) and ``auto``."""
+    oracles on the same data: ``pairs`` / ``points`` (each path forced) and ``auto``; its contenders
+    are :func:`metric_contenders` with ``METRIC_DENSE_IMPLS``."""
     key = ("dense", METRIC_DENSE_N, METRIC_DENSE_D)
     if key not in _PROBLEMS:
         rng = np.random.default_rng(7)
@@ -118,25 +120,11 @@ def metric_dense_problem():
     return _PROBLEMS[key]
 
 
-def metric_dense_contenders(p, B, seed=0, impls=("logt_pairs", "logt_points", "logt_auto", "numpy_dense")):
-    """Callables returning the (d, d) mean gradient of ``B`` uniform pairs of the dense problem
-    ``p`` (:func:`metric_dense_problem`): logt's two dense paths, its automatic choice, NumPy."""
-    W, out = p["W"], {}
-    for impl in impls:
-        rng = np.random.default_rng(seed)
-        if impl.startswith("logt_"):
-            o, g = p[impl[5:]], np.empty_like(W)
-            out[impl] = (lambda o, g, r: lambda: o.mean_grad(W, B, r, g))(o, g, rng)
-        elif impl == "numpy_dense":
-            out[impl] = (lambda r: lambda: ref.metric_grad_dense(p["Xd"], p["y"], W, B, r))(rng)
-        else:
-            raise ValueError(f"unknown dense metric contender {impl!r}")
-    return out
-
-
 def metric_contenders(p, B, seed=0, impls=("logt_sparse_1t", "logt_sparse", "logt_dense",
                                            "numpy_dense", "numpy_loop")):
     """Callables returning the (d, d) mean gradient of ``B`` random pairs at ``p["W"]``.
+
+    ``logt_<key>`` calls ``p[key].mean_grad`` (an oracle of the problem dict ``p``).
 
     ``numpy_loop`` is left out when ``B > METRIC_LOOP_MAX_B``.
     """

@@ -120,7 +120,7 @@ def metric_section(quick, log, data_dir=None):
     pd = C.metric_dense_problem()
     for B in ((8192,) if quick else C.METRIC_DENSE_BS):
         log(f"metric gradient dense B={B}")
-        t = compare(C.metric_dense_contenders(pd, B), rounds=5 if quick else 15,
+        t = compare(C.metric_contenders(pd, B, impls=C.METRIC_DENSE_IMPLS), rounds=5 if quick else 15,
                     target=0.005 if quick else 0.02)
         dense_rows.append([f"dense {C.METRIC_DENSE_N}x{C.METRIC_DENSE_D} B={B}", fmt_time(t["logt_pairs"]),
                            fmt_time(t["logt_points"]), fmt_time(t["logt_auto"]), fmt_time(t["numpy_dense"]),

@@ -48,6 +48,25 @@ def _kbest(D, k):
     return np.take_along_axis(idx, order, 1)
 
 
+def _candidates(X, codes, max_candidates, rng):
+    """``(cand_all, XcT, sq, sqc)``: candidate points grouped by class (a seeded subsample of at
+    most ``max_candidates`` per class), their dense transposed rows (d, m), the squared norms of
+    all rows and of the candidates."""
+    gen = np.random.default_rng(rng)
+    cand = []
+    for c in range(int(codes.max()) + 1):
+        members = np.flatnonzero(codes == c)
+        if len(members) > max_candidates:
+            members = np.sort(gen.choice(members, max_candidates, replace=False))
+        cand.append(members)
+    cand_all = np.concatenate(cand)
+    Xc = X[cand_all]
+    if sp.issparse(Xc):
+        Xc = Xc.toarray()          # sparse rows times a dense candidate block: one fast product per block
+    sq = _sqnorms(X)
+    return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all]
+
+
 def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1.
 
@@ -61,27 +80,12 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     n = X.shape[0]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
         raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
-    gen = np.random.default_rng(rng)
-    n_classes = int(codes.max()) + 1
-    cand = []
-    for c in range(n_classes):
-        members = np.flatnonzero(codes == c)
-        if len(members) > max_candidates:
-            members = np.sort(gen.choice(members, max_candidates, replace=False))
-        cand.append(members)
-    cand_all = np.concatenate(cand)
-    cand_code = codes[cand_all]
-    Xc = X[cand_all]
-    if sp.issparse(Xc):
-        Xc = Xc.toarray()          # sparse rows times a dense candidate block: one fast product per block
-    XcT = np.ascontiguousarray(Xc.T)
-    sq = _sqnorms(X)
-    sqc = sq[cand_all]
+    cand_all, XcT, sq, sqc = _candidates(X, codes, max_candidates, rng)
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
     pos = np.full(n, -1, dtype=np.int64)             # column of each point among the candidates
     pos[cand_all] = np.arange(len(cand_all))
-    ccode = np.ascontiguousarray(cand_code, dtype=np.int32)
+    ccode = np.ascontiguousarray(codes[cand_all], dtype=np.int32)
     cidx = cand_all.astype(np.int64)
     rcodes = np.ascontiguousarray(codes, dtype=np.int32)
     for r0 in range(0, n, block):
@@ -96,24 +100,11 @@ def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
     """The same tables in plain NumPy (``argpartition`` per class): the reference of the tests."""
     codes = np.asarray(codes)
     n = X.shape[0]
-    gen = np.random.default_rng(rng)
     n_classes = int(codes.max()) + 1
-    cand = []
-    for c in range(n_classes):
-        members = np.flatnonzero(codes == c)
-        if len(members) > max_candidates:
-            members = np.sort(gen.choice(members, max_candidates, replace=False))
-        cand.append(members)
-    cand_all = np.concatenate(cand)
-    Xc = X[cand_all]
-    if sp.issparse(Xc):
-        Xc = Xc.toarray()
-    XcT = np.ascontiguousarray(Xc.T)
-    sq = _sqnorms(X)
-    sqc = sq[cand_all]
+    cand_all, XcT, sq, sqc = _candidates(X, codes, max_candidates, rng)
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
-    bounds = np.r_[0, np.cumsum([len(c) for c in cand])]
+    bounds = np.searchsorted(codes[cand_all], np.arange(n_classes + 1))   # class c: columns bounds[c]:bounds[c+1]
     pos = np.full(n, -1, dtype=np.int64)
     pos[cand_all] = np.arange(len(cand_all))
     cand_code = codes[cand_all]
