@@ -55,7 +55,7 @@ class Run:
         self.n_projections = 0
         self.stopped = False
         self.params = None
-        self.grad_scale = None          # ||g0||: the first mean gradient's norm (divergence guard)
+        self.grad_scale = None          # ||g0||: the first non-zero mean gradient's norm (divergence guard)
         self._python_oracle = not isinstance(oracle, CompiledOracle)
         self._python_domain = not isinstance(domain, CompiledDomain)
         self._value = getattr(oracle, "value", None)
@@ -64,10 +64,12 @@ class Run:
         self._last = None
 
     # ---- oracle and domain ----------------------------------------------------------
-    def where(self, epoch=None, step=None, eta=None):
+    def where(self, epoch=None, step=None, eta=None, phase=None):
         if self.x0 is None:
             return f"the projection of x0 (method {self.name!r})"
         parts = [f"method {self.name!r}"]
+        if phase is not None:
+            parts.append(phase)
         if epoch is not None:
             parts.append(f"epoch {epoch}")
         if step is not None:
@@ -89,14 +91,15 @@ class Run:
         np.copyto(out, a, casting="unsafe")
         return out
 
-    def grad(self, w, B, out, *, epoch=None, step=None, eta=None, count=True):
-        """``out`` = mean of ``B`` stochastic gradients at ``w`` (counted unless ``count=False``, checked)."""
+    def grad(self, w, B, out, *, epoch=None, step=None, eta=None, count=True, phase=None):
+        """``out`` = mean of ``B`` stochastic gradients at ``w`` (counted unless ``count=False``, checked);
+        ``phase`` names a step outside the epochs in error messages (e.g. an estimate at ``x0``)."""
         if self._python_oracle:
             out.fill(np.nan)                      # a user oracle that never writes is caught below
         try:
             r = self.oracle.mean_grad(w, B, self.rng, out=out)
         except Exception as exc:                 # add the driver's position (epoch, step, B)
-            where = f"{self.where(epoch, step, eta)}, batch B={B}"
+            where = f"{self.where(epoch, step, eta, phase)}, batch B={B}"
             if callable(getattr(exc, "with_context", None)):
                 raise exc.with_context(where) from exc
             if hasattr(exc, "add_note"):
@@ -105,11 +108,11 @@ class Run:
         if count:
             self.n_calls += B
         if r is not out:
-            out = self._take(r, out, "oracle.mean_grad", self.where(epoch, step, eta))
+            out = self._take(r, out, "oracle.mean_grad", self.where(epoch, step, eta, phase))
         if not np.isfinite(out).all():
             raise FloatingPointError(f"the oracle returned a non-finite (NaN or Inf) gradient at "
-                                     f"{self.where(epoch, step, eta)}")
-        if self.grad_scale is None:
+                                     f"{self.where(epoch, step, eta, phase)}")
+        if not self.grad_scale:                   # None, or only zero gradients so far
             self.grad_scale = float(np.linalg.norm(out))
         return out
 
@@ -152,7 +155,7 @@ class Run:
         gmax = self._stepper.run(x, xsum, n_steps, rule, eta=eta, lam=lam, t0=t0, epoch=epoch, B=B)
         self.n_calls += n_steps * B
         self.n_projections += n_steps
-        if self.grad_scale is None:
+        if not self.grad_scale:
             self.grad_scale = gmax
 
     def penalty_steps(self, x, xsum, n_steps, rule, *, constraint, penalty, center, radius, eta=0.0,
@@ -166,7 +169,7 @@ class Run:
         gmax = self._stepper.penalty(x, xsum, n_steps, rule, constraint, penalty, center, radius,
                                      eta=eta, lam=lam, t0=t0, epoch=epoch)
         self.n_calls += n_steps
-        if self.grad_scale is None:
+        if not self.grad_scale:
             self.grad_scale = gmax
 
     def fw_steps(self, x, batches, *, k0, lmo, epoch=None):
@@ -178,7 +181,7 @@ class Run:
             self._stepper = Stepper(self)
         gmax = self._stepper.frank_wolfe(x, batches, k0, lmo, epoch=epoch)
         self.n_calls += int(np.sum(batches, dtype=np.int64))
-        if self.grad_scale is None:
+        if not self.grad_scale:
             self.grad_scale = gmax
 
     # ---- segments ---------------------------------------------------------------------
@@ -201,7 +204,7 @@ class Run:
         if not np.isfinite(x).all():
             raise FloatingPointError(f"the iterate became non-finite (NaN or Inf) at "
                                      f"{self.where(epoch, step, eta)}")
-        if self.grad_scale is None:
+        if not self.grad_scale:                   # no scale yet (or every gradient so far was 0)
             return
         diff = x - self.x0
         amax = float(np.max(np.abs(diff))) if diff.size else 0.0

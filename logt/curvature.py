@@ -59,7 +59,8 @@ def lanczos_top(alphas, betas):
     return float(w[-1]), float(abs(S[-1, -1]))
 
 
-def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01, where=None):
+def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01,
+                       where="the curvature estimate"):
     """Largest eigenvalue of the sampled Hessian of ``F`` at ``x`` (Lanczos on common-random-number
     gradient differences); every oracle call goes through ``run.grad`` (counted).
 
@@ -74,6 +75,7 @@ def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01, wher
     lam : strong convexity (default ``run.lam``), sets the finite-difference scale.
     tol : stop early when the Ritz residual bound ``beta_k |s_k|`` falls below
         ``tol * theta``.
+    where : names this estimate in the error of a non-finite gradient.
 
     Returns
     -------
@@ -96,7 +98,7 @@ def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01, wher
     calls0 = run.n_calls
     saved = rng.bit_generator.state                  # common random numbers: replay this state
     g0 = np.empty(shape)
-    run.grad(x, B, g0, eta=None)
+    run.grad(x, B, g0, eta=None, phase=where)
     after = rng.bit_generator.state
     scale = max(float(np.linalg.norm(x)), float(np.linalg.norm(g0)) / lam, 1e-300)
     delta = REL_STEP * scale
@@ -110,7 +112,7 @@ def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01, wher
         np.multiply(q.reshape(shape), delta, out=xp)
         xp += x
         rng.bit_generator.state = saved
-        run.grad(xp, B, gp, eta=None)
+        run.grad(xp, B, gp, eta=None, phase=where)
         w = (gp - g0).reshape(-1) / delta            # ~ H_B q
         a = float(np.dot(q, w))
         V.append(q)
@@ -155,7 +157,7 @@ def estimate_curvature_adaptive(run, x, B_start, B_max, n_iter=8, *, v0=None, ag
     B_max = max(B, int(B_max))
     total, hist, prev, vec = 0, [], None, v0
     while True:
-        L, det = estimate_curvature(run, x, B, n_iter, v0=vec, lam=lam)
+        L, det = estimate_curvature(run, x, B, n_iter, v0=vec, lam=lam, where="the curvature estimate at x0")
         total += det["calls"]
         hist.append((B, L))
         vec = det["vector"]

@@ -231,7 +231,9 @@ def n_projections(M, k):
 # eta = AUTO_ETA_L / L_est; M = ceil(AUTO_C / (eta lam)); see logt.methods.logt for the evidence.
 AUTO_ETA_L = 0.5
 AUTO_C = 1.0
-AUTO_B1 = 1
+AUTO_B1 = 1               # the first batch before the noise at x0 is measured (see auto_B1)
+AUTO_PILOT_FRAC = 0.01    # the gradient-noise measurement at x0 spends at most this fraction of T
+AUTO_PILOT_B0 = 2         # its first round's batch (BATCHES_PER_ROUND means of this size)
 AUTO_PROJ_FRAC = 0.0075    # M is capped so that the projections stay below this fraction of T
 
 
@@ -277,6 +279,35 @@ def auto_eta_M(L_est, lam, M_cap):
         return auto_eta(L_est), M
     eta = min(AUTO_C / (M_cap * lam), AUTO_ETA_MAX_L / L_est)
     return max(eta, auto_eta(L_est)), M_cap
+
+
+def auto_B1(sigma2, mean_sq, n_samples, M):
+    """The auto rule's first batch from the gradient noise at ``x0`` (:mod:`logt.gradient_noise`).
+
+    ``B1 = max(1, min(sigma2 / (2 M mean_sq), n_samples / (2 M)))`` (rounded down):
+
+    * An epoch of ``M`` steps with ``M eta lam = 1`` and batch ``B`` ends with a
+      noise ``F``-excess of at most ``sigma2 / (2 lam M B)`` (the worst case puts all
+      the noise along the weakest direction, curvature ``lam``), while the start's
+      excess is at most ``||grad F(x0)||^2 / (2 lam)`` (strong convexity). Epochs whose
+      noise exceeds half of that bound cannot improve on ``x0``; the first batch
+      that can is ``sigma2 / (2 M ||grad F(x0)||^2)``. ``mean_sq`` over-estimates
+      ``||grad F(x0)||^2`` on average (by ``sigma2 / n_samples``), so ``B1`` errs small.
+    * The first epoch's ``2 M B1`` samples never exceed the ``n_samples`` that measured
+      the noise: when the gradient does not stand out of the noise, ``B1`` is what
+      the measurement can support, not more.
+
+    A gradient large against its noise (``sigma2 < 2 M mean_sq``) gives the paper's
+    ``B1 = 1``.
+    """
+    M = int(M)
+    cap = int(n_samples) // (2 * M)
+    if mean_sq > 0.0:
+        ratio = sigma2 / (2.0 * M * mean_sq)
+        b = cap if not math.isfinite(ratio) or ratio >= cap else int(ratio)
+    else:
+        b = cap
+    return max(1, b)
 
 
 def auto_projections(T, M, B1=AUTO_B1):

@@ -23,7 +23,7 @@ def check_counts(res, T):
     assert p["retries"] == 0
     assert len(epochs) == res.n_epochs >= 1
     assert res.n_projections == sum(2 * M + 1 for _, M, _ in epochs)
-    assert res.n_calls == p["estimate_calls"] + sum(2 * M * B for B, M, _ in epochs)
+    assert res.n_calls == p["estimate_calls"] + p["noise_calls"] + sum(2 * M * B for B, M, _ in epochs)
     assert res.n_calls <= T
     # budget-exact: what is left is less than one update of the last epoch's batch... at most 2*M calls
     assert T - res.n_calls < 2 * epochs[-1][1]

@@ -338,3 +338,38 @@ def test_auto_budget_from_lam():
     assert m.n_calls_ <= 30_000
     with pytest.raises(TypeError, match="'auto'"):
         MetricLearner(T="fast").fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_constant_features_are_left_out_exactly(data, kind):
+    """Constant columns add 0 to every pair difference: the fit on X with constant columns inserted is
+    the fit on X (bit for bit: the optimizer sees the same numbers), with W = 0 on those columns."""
+    X, y = data
+    if kind == "dense":
+        Xa = np.column_stack([X[:, :2], np.full(len(X), 5.0), X[:, 2:], np.zeros(len(X))])
+        base, aug = X, Xa
+        kw = {}
+    else:                  # non-negative data, one all-zero column (common in one-hot data)
+        Xp = np.abs(X) / np.abs(X).max(0)
+        base = sp.csr_matrix(Xp)
+        aug = sp.csr_matrix(np.column_stack([Xp[:, :2], np.zeros(len(X)), Xp[:, 2:], np.zeros(len(X))]))
+        kw = {"sampling": "balanced"}
+    active = np.ones(aug.shape[1], dtype=bool)
+    active[[2, aug.shape[1] - 1]] = False
+    e0 = MetricLearner(rng=4, **FAST, **kw).fit(base, y)
+    e1 = MetricLearner(rng=4, **FAST, **kw).fit(aug, y)
+    assert np.array_equal(e1.active_features_, active) and e0.active_features_.all()
+    W0, W1 = e0.get_mahalanobis_matrix(), e1.get_mahalanobis_matrix()
+    assert np.all(W1[~active] == 0.0) and np.all(W1[:, ~active] == 0.0)
+    assert np.array_equal(e0.result_.x, e1.result_.x) and e0.n_projections_ == e1.n_projections_
+    assert np.allclose(W1[np.ix_(active, active)], W0, rtol=1e-12, atol=1e-14 * np.abs(W0).max())
+    assert e1.transform(aug).shape == e0.transform(base).shape
+    assert e1.b_ == e0.b_
+
+
+def test_all_constant_features_still_fit():
+    X = np.ones((20, 3))
+    y = np.repeat([0, 1], 10)
+    est = MetricLearner(rng=0, T=2000, n_eval_pairs=100).fit(X, y)
+    assert est.active_features_.all()
+    assert np.allclose(est.transform(X), est.transform(X)[0])

@@ -16,7 +16,7 @@ exactly the lexicographic ``k`` smallest whatever the order of the candidates.
 """
 import numpy as np
 
-from libc.math cimport isfinite
+from libc.math cimport INFINITY, isfinite
 from libc.stdint cimport int32_t, int64_t
 
 MAX_K = 256
@@ -50,31 +50,48 @@ cdef int _select_rows(const double* G, Py_ssize_t rows, Py_ssize_t m, const doub
                        const double* sqc, const int32_t* rcode, const int32_t* ccode,
                        const int64_t* rself, const int64_t* cand, Py_ssize_t k,
                        int32_t* sim, int32_t* dis, double* vs, double* vd, int32_t* cs,
-                       int32_t* cd) noexcept nogil:
-    """Returns 0, or -1 when G holds a non-finite value (the tables are then not filled)."""
+                       int32_t* cd, double* dist) noexcept nogil:
+    """Returns 0, or -1 when G holds a non-finite value (the tables are then not filled).
+
+    Two passes per row: the distances into ``dist`` (a straight loop the compiler
+    vectorizes; ``g * 0`` is 0 for a finite ``g`` and NaN otherwise, so one check per
+    row finds a non-finite entry), then the selection, which calls ``_keep`` only
+    for a distance not above the current k-th smallest of its list.
+    """
     cdef Py_ssize_t r, j, ns, nd, t
     cdef const double* g
-    cdef double v
+    cdef double v, s, bad, ws, wd
     cdef int32_t mine
     cdef int64_t own
     for r in range(rows):
         g = G + r * m
+        s = sqr[r]
+        bad = 0.0
+        for j in range(m):
+            v = (s + sqc[j]) - 2.0 * g[j]
+            dist[j] = v if v > 0.0 else 0.0
+            bad += g[j] * 0.0
+        if not isfinite(bad):
+            return -1
         mine = rcode[r]
         own = rself[r]
         ns = 0
         nd = 0
+        ws = INFINITY
+        wd = INFINITY
         for j in range(m):
-            if not isfinite(g[j]):
-                return -1
             if j == own:
                 continue
-            v = (sqr[r] + sqc[j]) - 2.0 * g[j]
-            if v < 0.0:
-                v = 0.0
+            v = dist[j]
             if ccode[j] == mine:
-                _keep(v, <int32_t>cand[j], vs, cs, &ns, k)
-            else:
+                if v <= ws:
+                    _keep(v, <int32_t>cand[j], vs, cs, &ns, k)
+                    if ns == k:
+                        ws = vs[k - 1]
+            elif v <= wd:
                 _keep(v, <int32_t>cand[j], vd, cd, &nd, k)
+                if nd == k:
+                    wd = vd[k - 1]
         for t in range(k):
             sim[r * k + t] = cs[t] if t < ns else -1
             dis[r * k + t] = cd[t] if t < nd else -1
@@ -119,6 +136,8 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis)
         return
     if not (np.isfinite(sqr).all() and np.isfinite(sqc).all()):
         raise ValueError("sqr and sqc must be finite")
+    dist = np.empty(max(m, 1), dtype=np.float64)
+    cdef double[::1] distv = dist
     vs = np.empty(k, dtype=np.float64)
     vd = np.empty(k, dtype=np.float64)
     cs = np.empty(k, dtype=np.int32)
@@ -143,6 +162,6 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis)
     cdef int info
     with nogil:
         info = _select_rows(gp, rows, m, &sqrv[0], sqcp, &rcv[0], ccp, &rsv[0], cap, k,
-                     &simv[0, 0], &disv[0, 0], &vsv[0], &vdv[0], &csv[0], &cdv[0])
+                     &simv[0, 0], &disv[0, 0], &vsv[0], &vdv[0], &csv[0], &cdv[0], &distv[0])
     if info != 0:
         raise ValueError("G must be finite")

@@ -11,6 +11,7 @@ import numpy as np
 
 from logt import params as _params
 from logt.curvature import estimate_curvature, estimate_curvature_adaptive
+from logt.gradient_noise import BATCHES_PER_ROUND, estimate_gradient_noise
 from logt.methods._base import Method, Option, one_of, positive_float, positive_int, probability, register
 
 PARAM_RULES = ("auto", "theorem1", "theorem2", "explicit")
@@ -65,7 +66,12 @@ class LogT(Method):
       ``M = ceil(2 L_est/lam)`` (``M eta lam = 1``), with ``M`` capped so that the
       projections stay below ``proj_frac * T`` (0.75%); when the cap binds the step
       grows up to ``0.75/L_est`` to keep ``M eta lam`` near 1.
-    * **Budget**: ``B1 = 1``; the batch doubles every epoch and the last epoch
+    * **First batch** (:func:`first_batch`, :func:`logt.params.auto_B1`): rounds of
+      8 mini-batch means at ``x0`` measure the gradient's noise ``sigma2`` and its
+      pooled mean (at most 1% of ``T``); ``B1 = max(1, min(sigma2 / (2 M ||g_bar||^2),
+      N / (2 M)))`` skips the epochs whose noise alone exceeds what ``x0`` can be off
+      by. A clear gradient gives the paper's ``B1 = 1``.
+    * **Budget**: the batch doubles every epoch from ``B1`` and the last epoch
       absorbs what is left (:func:`logt.params.auto_schedule`), so all but fewer
       than ``2M`` of the ``T`` calls are used.
     * **Safeguard**: an epoch whose iterate leaves the trust ball around its start
@@ -79,12 +85,13 @@ class LogT(Method):
 
     ``result.params`` reports ``L_est`` (the estimate at ``x0``), ``L_final``,
     ``eta``/``M`` of the first and the last epoch, ``estimate_calls``,
-    ``n_estimates``, ``retries`` and the per-epoch ``epochs`` list
+    ``n_estimates``, ``B1``, ``noise_calls``, ``noise_sigma2``, ``noise_mean_sq``,
+    ``retries`` and the per-epoch ``epochs`` list
     ``[(B, M, eta), ...]``.
 
     Counts: theorem and explicit rules: ``n_projections = 2*M*n_epochs``,
     ``n_calls = 2*M*B1*(2**n_epochs - 1) <= T``. Auto: ``n_calls = estimate
-    calls + sum over epochs of 2*M_k*B_k <= T`` and ``n_projections = sum of
+    calls + noise calls + sum over epochs of 2*M_k*B_k <= T`` and ``n_projections = sum of
     (2*M_k + 1)`` (the epoch's mean is projected once), plus the calls and
     projections of rolled-back epochs; with a constant ``M`` and no roll-back these are
     :func:`logt.params.auto_schedule`'s.
@@ -194,7 +201,7 @@ class LogT(Method):
         L, L_raw, det = estimate_at_x0(run)
         M_cap = _params.auto_M_cap(T, frac=self.values["proj_frac"])
         eta, M = _params.auto_eta_M(L, lam, M_cap)
-        B1 = _params.AUTO_B1
+        B1, noise = first_batch(run, M)
         batches, calls, proj = _params.auto_schedule(T - run.n_calls, M, B1)
         if not batches:
             raise ValueError(
@@ -203,7 +210,9 @@ class LogT(Method):
                 f"epoch needs 2*M*B1 = {2 * M * B1} more calls; the minimum T is {run.n_calls + 2 * M * B1}")
         return {"rule": "auto", "eta": eta, "M": M, "B1": B1, "M_cap": M_cap,
                 "L_est": L, "L_est_raw": L_raw, "estimate_B": det["B"], "estimate_calls": det["calls"],
-                "grad_norm0": det["grad_norm"], "planned_epochs": len(batches),
+                "grad_norm0": det["grad_norm"], "noise_sigma2": noise["sigma2"],
+                "noise_mean_sq": noise["mean_sq"], "noise_calls": noise["n_samples"],
+                "planned_epochs": len(batches),
                 "planned_calls": calls + det["calls"], "planned_projections": proj}
 
 
@@ -219,6 +228,20 @@ def estimate_at_x0(run):
     L_raw, det = estimate_curvature_adaptive(run, run.x0, min(EST_B0, B_max), B_max, EST_ITER,
                                              agree=EST_AGREE)
     return _cap(L_raw, run.L), L_raw, det
+
+
+def first_batch(run, M):
+    """The auto rule's ``B1`` (:func:`logt.params.auto_B1`) from the gradient noise at ``run.x0``.
+
+    At most ``AUTO_PILOT_FRAC * T`` calls (counted); returns ``(B1, details)`` of
+    :func:`logt.gradient_noise.estimate_gradient_noise` (zeros when the budget is too small
+    for one round: then ``B1 = AUTO_B1``).
+    """
+    max_calls = int(_params.AUTO_PILOT_FRAC * run.T)
+    if max_calls < BATCHES_PER_ROUND * _params.AUTO_PILOT_B0:
+        return _params.AUTO_B1, {"sigma2": 0.0, "mean_sq": 0.0, "n_samples": 0}
+    noise = estimate_gradient_noise(run, run.x0, _params.AUTO_PILOT_B0, max_calls)
+    return _params.auto_B1(noise["sigma2"], noise["mean_sq"], noise["n_samples"], M), noise
 
 
 def _cap(L_est, L):
@@ -250,7 +273,8 @@ def _epoch_start(run, st):
         B_e = int(EST_EPOCH_FRAC * 2 * st["M"] * st["B"]) // (EST_ITER_EPOCH + 1)
         if B_e >= EST_B_MIN and (EST_ITER_EPOCH + 1) * B_e < run.T - run.n_calls:
             v0 = st["vec"] if np.any(st["vec"]) else None
-            L_raw, det = estimate_curvature(run, st["w"], B_e, EST_ITER_EPOCH, v0=v0)
+            L_raw, det = estimate_curvature(run, st["w"], B_e, EST_ITER_EPOCH, v0=v0,
+                                            where=f"the curvature estimate at the start of epoch {st['k']}")
             st["vec"] = det["vector"]
             st["est_calls"] += det["calls"]
             st["n_est"] += 1

@@ -14,7 +14,7 @@ from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, fit_scaling
 from logt.oracles.metric import MAX_FEATURES, label_codes
 
-__all__ = ["MahalanobisLearner", "check_points", "check_pairs", "check_fitted"]
+__all__ = ["MahalanobisLearner", "check_points", "check_pairs", "check_fitted", "varying_features"]
 
 
 def check_fitted(est):
@@ -119,6 +119,23 @@ def check_labels(y, n, name="y"):
     return y, classes, codes
 
 
+def varying_features(X):
+    """(d,) bool: the columns of ``X`` (dense or CSR) that are not exactly constant over its rows.
+
+    All True when every column is constant (nothing to restrict to).
+    """
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1], dtype=bool)
+    if sp.issparse(X):
+        hi = X.max(axis=0).toarray().ravel()
+        lo = X.min(axis=0).toarray().ravel()
+    else:
+        hi = X.max(axis=0)
+        lo = X.min(axis=0)
+    active = hi != lo
+    return active if active.any() else np.ones(X.shape[1], dtype=bool)
+
+
 def _check_real(v, name, lo=0.0, strict=True):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
             or (v <= lo if strict else v < lo):
@@ -149,8 +166,11 @@ class MahalanobisLearner(BaseEstimator):
     ``W = components_.T @ components_`` in the ORIGINAL feature space,
     ``b_`` the threshold on the squared distance (``d_W^2(x, x') < b_`` is the
     model's "similar"), ``center_`` and ``scale_`` the fitted internal scaling,
+    ``active_features_`` ((d,) bool: the features that vary over the training
+    points; the optimizer runs on these only, and ``W`` is 0 on the others),
     ``n_features_in_``, ``n_calls_``, ``n_projections_``, ``n_epochs_``,
-    ``result_`` (the :class:`logt.MinimizeResult`, in the scaled space).
+    ``result_`` (the :class:`logt.MinimizeResult`, in the scaled space of the
+    active features).
     """
 
     # ---- checks ------------------------------------------------------------------
@@ -182,9 +202,21 @@ class MahalanobisLearner(BaseEstimator):
 
     # ---- fitting -------------------------------------------------------------------
     def _scale_fit(self, X):
+        """The training points scaled (``center_``, ``scale_``) and restricted to the features that vary.
+
+        A feature constant over the training rows adds exactly 0 to every pair
+        difference, so the loss does not depend on the metric's row and column there
+        and the regularizer keeps them at 0: the optimizer runs on the other features
+        only (``active_features_``), and the metric is embedded back with zeros.
+        """
         center, scale = fit_scaling(X, self.scaling)
         self.center_, self.scale_ = center, scale
-        return apply_scaling(X, center, scale)
+        Xs = apply_scaling(X, center, scale)
+        active = varying_features(Xs)
+        self.active_features_ = active
+        if active.all():
+            return Xs
+        return Xs[:, active] if sp.issparse(Xs) else np.ascontiguousarray(Xs[:, active])
 
     def _minimize(self, oracle, gen):
         with single_threaded_blas():
@@ -199,12 +231,18 @@ class MahalanobisLearner(BaseEstimator):
         return res
 
     def _set_metric(self, W, b):
-        """components_ in the original space from ``W`` in the scaled space (eigendecomposition)."""
+        """components_ in the original space from ``W`` on the scaled active features (eigendecomposition);
+        the columns of constant features are exactly 0."""
         S = 0.5 * (W + W.T)
         s, U = np.linalg.eigh(S)
         tol = S.shape[0] * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
         keep = s > tol
         Lm = (U[:, keep] * np.sqrt(s[keep])).T[::-1]     # largest eigenvalue first
+        active = self.active_features_
+        if not active.all():
+            full = np.zeros((Lm.shape[0], active.size))
+            full[:, active] = Lm
+            Lm = full
         self.components_ = np.ascontiguousarray(Lm / self.scale_[None, :])
         self.b_ = float(b)
 

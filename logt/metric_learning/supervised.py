@@ -74,10 +74,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
     b_ : the threshold on the squared distance (learned or the fixed one).
     center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_``.
+    active_features_ : (d,) bool, the features that vary over the training rows.
+        A constant feature adds 0 to every pair difference, so ``W`` is exactly 0 in
+        its row and column at the optimum; the optimizer runs on the others only
+        (``(d - constant)^2`` instead of ``d^2`` per pair, ``(d - constant)^3`` per projection).
     classes_, n_features_in_, n_calls_, n_projections_, n_epochs_;
-    result_ : the :class:`logt.MinimizeResult` (in the scaled space: ``x`` is
-        ``diag(W, b)`` with a learned threshold, ``fun`` is ``F`` on the
-        evaluation pairs).
+    result_ : the :class:`logt.MinimizeResult` (in the scaled space of the active
+        features: ``x`` is ``diag(W, b)`` with a learned threshold, ``fun`` is ``F``
+        on the evaluation pairs).
     """
 
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
