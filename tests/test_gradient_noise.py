@@ -96,3 +96,13 @@ def test_tiny_budget_skips_the_measurement():
     oracle, domain = PSDQuadratic(np.zeros((3, 3))), PSDCone(3)
     res = logt.minimize(oracle, domain, 1000, rng=0)       # 1% of T = 10 < one round (16 calls)
     assert res.params["noise_calls"] == 0 and res.params["B1"] == P.AUTO_B1
+
+
+def test_noise_alone_rarely_stops_the_measurement_early():
+    """Zero mean gradient (15 noisy coordinates, as the 5 x 5 toy): over 100 seeds no early stop on noise."""
+    early = 0
+    for seed in range(100):
+        run = GaussianRun(np.zeros(15), np.ones(15), seed)
+        det = estimate_gradient_noise(run, np.zeros(15), 2, max_calls=4000)
+        early += det["resolved"]
+    assert early <= 2
