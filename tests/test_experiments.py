@@ -58,7 +58,9 @@ def test_metric_synthetic(tmp_path):
     for m in metric.METHODS:
         rows = [s for s in summary if s["method"] == m]
         assert rows[-1]["mean_fun"] < F0 - 0.05, m
-        last = [r["fun"] for r in recs if r["method"] == m and r["n_projections"] == rows[-1]["n_projections"]]
+        last = [max((r for r in recs if r["method"] == m and r["repeat"] == rep),
+                    key=lambda r: r["point"])["fun"] for rep in range(2)]          # each repeat's final point
+        assert rows[-1]["repeats"] == 2
         assert rows[-1]["mean_fun"] == pytest.approx(np.mean(last))
         assert rows[-1]["std_fun"] == pytest.approx(np.std(last, ddof=1))
     text = metric.tables(summary, max_rows=5)
@@ -158,3 +160,19 @@ def test_learner_defaults_sweep_runs_on_development_sets():
     (label, g1, g5, w1, w5, sec), = res
     assert label == "T=2e4" and -1 <= w1 <= g1 <= 1 and -1 <= w5 <= g5 <= 1 and sec > 0
     assert {"budget", "lam-k"} <= set(SWEEPS)
+
+
+def test_metric_summarize_averages_repeats_with_different_schedules():
+    """Repeats whose epochs differ (logT-auto sizes them from estimates): every row averages all repeats,
+    each at its last point with at most P projections; the last row is every repeat's final point."""
+    def rec(rep, point, P, f):
+        return {"dataset": "x", "method": "logt_auto", "T": 100, "repeat": rep, "point": point,
+                "n_projections": P, "n_calls": 10 * P, "fun": f, "seconds": 1.0}
+    recs = [rec(0, 0, 7, 3.0), rec(0, 1, 14, 2.0), rec(0, 2, 21, 1.0),
+            rec(1, 0, 5, 4.0), rec(1, 1, 12, 2.5)]
+    rows = metric.summarize(recs)
+    assert [r["n_projections"] for r in rows] == [7, 12, 14, 21]
+    assert [r["repeats"] for r in rows] == [2, 2, 2, 2]
+    assert [r["mean_fun"] for r in rows] == pytest.approx([3.5, 2.75, 2.25, 1.75])
+    assert rows[-1]["std_fun"] == pytest.approx(np.std([1.0, 2.5], ddof=1))
+    assert metric.reach(rows, "logt_auto", 2.5) == 14

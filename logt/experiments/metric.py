@@ -186,14 +186,28 @@ def run(dataset="mushrooms", data_dir=None, T=200_000, repeats=10, methods=METHO
 
 
 def summarize(records):
-    """Per (method, trace point): P, mean and std of F over repeats, oracle calls, s/run."""
+    """Per (method, P): mean and std over repeats of ``F`` after ``P`` projections, oracle calls, s/run.
+
+    A repeat's value at ``P`` is its last trace point with at most ``P`` projections
+    (the point the run would return had it stopped there), so repeats whose schedules
+    differ (logT-auto sizes its epochs from estimates) are averaged at every ``P``,
+    from the first ``P`` at which every repeat has a point; the last row is every
+    repeat's final point. With identical schedules this is the plain per-``P`` mean.
+    """
     out = []
     for m in ALL_METHODS:
         rs = [r for r in records if r["method"] == m]
-        for P in sorted({r["n_projections"] for r in rs}):
-            pts = [r for r in rs if r["n_projections"] == P]
+        if not rs:
+            continue
+        reps = {}
+        for r in rs:
+            reps.setdefault(r["repeat"], []).append(r)
+        runs = [sorted(v, key=lambda r: (r["n_projections"], r["point"])) for v in reps.values()]
+        start = max(run[0]["n_projections"] for run in runs)
+        for P in sorted({r["n_projections"] for r in rs if r["n_projections"] >= start}):
+            pts = [[r for r in run if r["n_projections"] <= P][-1] for run in runs]
             f = np.array([r["fun"] for r in pts])
-            out.append({"dataset": pts[0]["dataset"], "method": m, "T": pts[0]["T"],
+            out.append({"dataset": rs[0]["dataset"], "method": m, "T": rs[0]["T"],
                         "n_projections": int(P), "repeats": len(pts),
                         "mean_fun": float(f.mean()),
                         "std_fun": float(f.std(ddof=1)) if len(f) > 1 else 0.0,
