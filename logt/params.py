@@ -281,29 +281,45 @@ def auto_eta_M(L_est, lam, M_cap):
     return max(eta, auto_eta(L_est)), M_cap
 
 
-def auto_B1(sigma2, mean_sq, n_samples, M):
+def _bias_removed(c):
+    """Fraction of the start's ``F``-excess along the weakest direction that one epoch with
+    ``M eta lam = c`` removes: ``1 - ((1 - e^-c) / c)^2`` (its mean point contracts the
+    distance by ``(1 - e^-c) / c``)."""
+    return 1.0 - (-math.expm1(-c) / c) ** 2
+
+
+def auto_B1(sigma2, mean_sq, n_samples, M, c=1.0):
     """The auto rule's first batch from the gradient noise at ``x0`` (:mod:`logt.gradient_noise`).
 
-    ``B1 = max(1, min(sigma2 / (2 M mean_sq), n_samples / (2 M)))`` (rounded down):
+    ``B1 = max(1, min(k(c) sigma2 / (M mean_sq), n_samples / (2 M)))`` (rounded down), with
+    ``c = M eta lam`` of the first epoch, ``k = 1/2`` for ``c >= 1`` (the uncapped rule) and
+    ``k(c) = c^2 r(1) / (2 r(c))`` below, ``r`` = :func:`_bias_removed`:
 
-    * An epoch of ``M`` steps with ``M eta lam = 1`` and batch ``B`` ends with a
-      noise ``F``-excess of at most ``sigma2 / (2 lam M B)`` (the worst case puts all
-      the noise along the weakest direction, curvature ``lam``), while the start's
-      excess is at most ``||grad F(x0)||^2 / (2 lam)`` (strong convexity). Epochs whose
-      noise exceeds half of that bound cannot improve on ``x0``; the first batch
-      that can is ``sigma2 / (2 M ||grad F(x0)||^2)``. ``mean_sq`` over-estimates
+    * Along the weakest direction (curvature ``lam``, where the start can be furthest
+      off: ``F(x0) - F* <= ||grad F(x0)||^2 / (2 lam)``) an epoch of ``M`` steps of size
+      ``eta`` removes the fraction ``r(c)`` of the start's excess (0.60 at ``c = 1``) and
+      leaves a noise excess ``c^2 sigma2 / (6 lam M B)`` (the mean of a random walk of
+      ``M`` steps). The break-even batch, where the noise equals what the epoch can
+      remove, is ``c^2 sigma2 / (3 r(c) M ||grad F(x0)||^2)``, i.e. ``sigma2 / (2 M ...)`` at
+      ``c = 1``; epochs of smaller batches cannot improve on ``x0``. When the projection
+      cap shortens the epochs (``c < 1``) each epoch removes less bias, so fewer epochs
+      may be skipped: ``k(c)`` falls like ``c``. ``mean_sq`` over-estimates
       ``||grad F(x0)||^2`` on average (by ``sigma2 / n_samples``), so ``B1`` errs small.
     * The first epoch's ``2 M B1`` samples never exceed the ``n_samples`` that measured
       the noise: when the gradient does not stand out of the noise, ``B1`` is what
       the measurement can support, not more.
 
-    A gradient large against its noise (``sigma2 < 2 M mean_sq``) gives the paper's
+    A gradient large against its noise (``sigma2 < M mean_sq / k``) gives the paper's
     ``B1 = 1``.
     """
     M = int(M)
+    c = float(c)
+    if not c > 0.0:
+        raise ValueError(f"c = M eta lam must be > 0, got {c}")
+    k = 0.5 if c >= 1.0 else 0.5 * c * c * _bias_removed(1.0) / _bias_removed(c)
     cap = int(n_samples) // (2 * M)
     if mean_sq > 0.0:
-        ratio = sigma2 / (2.0 * M * mean_sq)
+        ratio = k * sigma2 / (M * mean_sq)
         b = cap if not math.isfinite(ratio) or ratio >= cap else int(ratio)
     else:
         b = cap

@@ -72,6 +72,21 @@ def test_pure_noise_doubles_the_batch_until_the_cap():
 ])
 def test_auto_B1_closed_form(sigma2, mean_sq, N, M, expect):
     assert P.auto_B1(sigma2, mean_sq, N, M) == expect
+    assert P.auto_B1(sigma2, mean_sq, N, M, c=1.4) == expect          # uncapped epochs: c >= 1, the same rule
+
+
+def test_auto_B1_shrinks_when_the_projection_cap_shortens_the_epochs():
+    """c = M eta lam < 1: an epoch removes the fraction r(c) = 1 - ((1 - e^-c)/c)^2 of the bias, so the
+    break-even batch is c^2 sigma2 / (3 r(c) M g^2) (k(c) = c^2 r(1) / (2 r(c)), 1/2 at c = 1)."""
+    r = lambda c: 1.0 - ((1.0 - np.exp(-c)) / c) ** 2
+    for c in (0.05, 0.1, 0.3, 0.7, 0.99):
+        k = c * c * r(1.0) / (2.0 * r(c))
+        assert P.auto_B1(1e4, 1.0, 10**9, 10, c=c) == int(k * 1e4 / 10)
+    ks = [P.auto_B1(1e6, 1.0, 10**12, 10, c=c) for c in np.linspace(0.02, 1.0, 50)]
+    assert ks == sorted(ks) and ks[-1] == 50_000
+    assert abs(r(1.0) - 0.6004) < 1e-4
+    with pytest.raises(ValueError):
+        P.auto_B1(1.0, 1.0, 100, 2, c=0.0)
 
 
 def test_auto_rule_measures_the_noise_and_skips_noise_only_epochs():

@@ -68,9 +68,10 @@ class LogT(Method):
       grows up to ``0.75/L_est`` to keep ``M eta lam`` near 1.
     * **First batch** (:func:`first_batch`, :func:`logt.params.auto_B1`): rounds of
       8 mini-batch means at ``x0`` measure the gradient's noise ``sigma2`` and its
-      pooled mean (at most 1% of ``T``); ``B1 = max(1, min(sigma2 / (2 M ||g_bar||^2),
-      N / (2 M)))`` skips the epochs whose noise alone exceeds what ``x0`` can be off
-      by. A clear gradient gives the paper's ``B1 = 1``.
+      pooled mean (at most 1% of ``T``); ``B1 = max(1, min(k sigma2 / (M ||g_bar||^2),
+      N / (2 M)))`` (``k = 1/2``, smaller when the projection cap shortens the epochs)
+      skips the epochs whose noise exceeds the bias they can remove. A clear gradient
+      gives the paper's ``B1 = 1``.
     * **Budget**: the batch doubles every epoch from ``B1`` and the last epoch
       absorbs what is left (:func:`logt.params.auto_schedule`), so all but fewer
       than ``2M`` of the ``T`` calls are used.
@@ -201,7 +202,7 @@ class LogT(Method):
         L, L_raw, det = estimate_at_x0(run)
         M_cap = _params.auto_M_cap(T, frac=self.values["proj_frac"])
         eta, M = _params.auto_eta_M(L, lam, M_cap)
-        B1, noise = first_batch(run, M)
+        B1, noise = first_batch(run, M, M * eta * lam)
         batches, calls, proj = _params.auto_schedule(T - run.n_calls, M, B1)
         if not batches:
             raise ValueError(
@@ -230,8 +231,9 @@ def estimate_at_x0(run):
     return _cap(L_raw, run.L), L_raw, det
 
 
-def first_batch(run, M):
-    """The auto rule's ``B1`` (:func:`logt.params.auto_B1`) from the gradient noise at ``run.x0``.
+def first_batch(run, M, c):
+    """The auto rule's ``B1`` (:func:`logt.params.auto_B1`, ``c = M eta lam`` of the first epoch) from
+    the gradient noise at ``run.x0``.
 
     At most ``AUTO_PILOT_FRAC * T`` calls (counted); returns ``(B1, details)`` of
     :func:`logt.gradient_noise.estimate_gradient_noise` (zeros when the budget is too small
@@ -241,7 +243,7 @@ def first_batch(run, M):
     if max_calls < BATCHES_PER_ROUND * _params.AUTO_PILOT_B0:
         return _params.AUTO_B1, {"sigma2": 0.0, "mean_sq": 0.0, "n_samples": 0}
     noise = estimate_gradient_noise(run, run.x0, _params.AUTO_PILOT_B0, max_calls)
-    return _params.auto_B1(noise["sigma2"], noise["mean_sq"], noise["n_samples"], M), noise
+    return _params.auto_B1(noise["sigma2"], noise["mean_sq"], noise["n_samples"], M, c), noise
 
 
 def _cap(L_est, L):
