@@ -228,3 +228,15 @@ def test_sklearn_checks_that_apply_to_a_pairs_estimator():
     assert is_classifier(est)
     c = clone(est)
     assert c.get_params() == est.get_params() and c is not est
+
+
+def test_constant_feature_is_left_out(fitted):
+    """A feature equal in every pair point is left out of the optimization: the same fit, W = 0 there."""
+    est, P, yp = fitted
+    Pc = np.concatenate([P[:, :, :3], np.full(P.shape[:2] + (1,), 7.0), P[:, :, 3:]], axis=2)
+    e2 = PairsMetricLearner(rng=0, **FAST).fit(Pc, yp)
+    assert np.array_equal(e2.active_features_, [True, True, True, False, True, True])
+    assert np.all(e2.components_[:, 3] == 0.0)
+    assert np.array_equal(e2.result_.x, est.result_.x)
+    assert np.allclose(e2.pair_distance(Pc), est.pair_distance(P), rtol=1e-12)
+    assert np.array_equal(e2.predict(Pc), est.predict(P))

@@ -316,3 +316,16 @@ def test_metric_gradient_points_equals_pairs_and_numpy(prob):
     o.point_path = "points"
     v2 = o._eval_loss(Z)
     assert abs(v1 - v2) <= 1e-12 * max(1.0, abs(v1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(sigma2=st.floats(0.0, 1e12), mean_sq=st.floats(0.0, 1e12), n=st.integers(1, 10**7),
+       M=st.integers(1, 10**4), c=st.floats(1e-6, 4.0))
+def test_auto_B1_bounds_and_monotonicity(sigma2, mean_sq, n, M, c):
+    """auto_B1 is in [1, max(1, n // (2M))], grows with the noise and with c, falls with the gradient."""
+    from logt import params as P
+    b = P.auto_B1(sigma2, mean_sq, n, M, c)
+    assert 1 <= b <= max(1, n // (2 * M))
+    assert P.auto_B1(2 * sigma2, mean_sq, n, M, c) >= b
+    assert P.auto_B1(sigma2, 2 * mean_sq, n, M, c) <= b
+    assert P.auto_B1(sigma2, mean_sq, n, M, min(4.0, 2 * c)) >= b
