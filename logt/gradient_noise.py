@@ -18,8 +18,9 @@ gradient stands out of the noise, ``||g_bar||^2 >= RESOLVED * sigma2 / N``
 (its debiased square is then at least three times the noise of the mean), or the
 next round would exceed ``max_calls``. ``RESOLVED = 4`` keeps false stops rare: on
 the toy (gradient 0 at ``x0``, a 5 x 5 noise), 0 of 300 seeds stopped early with 4,
-25 of 300 (8%) with 2 (a false stop only gives a smaller ``B1``: the safe side). The sums are kept in streaming form (one
-vector and two scalars), so memory does not grow with the number of rounds.
+25 of 300 (8%) with 2 (a false stop only gives a smaller ``B1``: the safe side).
+The sums are kept in streaming form (one vector and two scalars), so memory does
+not grow with the number of rounds.
 """
 import numpy as np
 
