@@ -12,8 +12,7 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport exp, log1p, fabs
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport uint32_t
 from numpy.random cimport bitgen_t
 
 from logt._kernels._base cimport CompiledOracle, sigmoid_neg

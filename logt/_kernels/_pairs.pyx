@@ -823,8 +823,9 @@ cdef class PairGradientCore(CompiledOracle):
                 raise MemoryError("MetricLearning workspace")
             # the point path (see _grad_dense_points) when its buffers fit POINT_BYTES; an
             # allocation failure only disables it
-            if 8 * d * (max(n, X_eval.shape[0]) + n) <= POINT_BYTES:
-                self._Zw = <double*>malloc(max(n, X_eval.shape[0]) * d * sizeof(double))
+            z_rows = max(n, X_eval.shape[0])     # Z serves the training and the evaluation points
+            if 8 * d * (z_rows + n) <= POINT_BYTES:
+                self._Zw = <double*>malloc(z_rows * d * sizeof(double))
                 self._Yw = <double*>malloc(n * d * sizeof(double))
                 if self._Zw == NULL or self._Yw == NULL:
                     free(self._Zw)
@@ -832,7 +833,7 @@ cdef class PairGradientCore(CompiledOracle):
                     self._Zw = NULL
                     self._Yw = NULL
                 else:
-                    self.workspace_bytes += 8 * d * (max(n, X_eval.shape[0]) + n)
+                    self.workspace_bytes += 8 * d * (z_rows + n)
         if self._V == NULL or self._pairbuf == NULL or self._ybuf == NULL:
             raise MemoryError("MetricLearning workspace")
 

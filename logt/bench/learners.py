@@ -74,7 +74,7 @@ def load(name, data_dir=None, split=0):
     mushrooms; Adult has its fixed a9a / a9a.t split)."""
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
-    if name in ("wine", "breast_cancer", "digits"):
+    if name in SMALL:
         from sklearn import datasets as skd
         X, y = getattr(skd, f"load_{name}")(return_X_y=True)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=split)
@@ -133,11 +133,19 @@ def contenders(include_peers=True):
     return names + (list(PEERS) if include_peers else [])
 
 
+def _timed_fit(est, X, y):
+    """``est.fit(X, y)`` on one BLAS thread; returns its wall-clock seconds (the fit only)."""
+    from logt._threads import single_threaded_blas
+    with single_threaded_blas():
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        return time.perf_counter() - t0
+
+
 def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
     """One row per contender: dict(dataset, method, n_train, acc1, acc5, seconds, note)."""
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-    from logt._threads import single_threaded_blas
     from logt.metric_learning import MetricLearner
     if peers is True:
         peers = PEERS
@@ -160,18 +168,13 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
                 sec, Ztr, Zte = 0.0, _dense(Xtr), _dense(Xte)
             elif name.startswith("MetricLearner"):
                 est = MetricLearner(rng=0) if name == "MetricLearner()" else MetricLearner.paper(rng=0)
-                with single_threaded_blas():
-                    t0 = time.perf_counter()
-                    est.fit(Xtr, ytr)
-                    sec = time.perf_counter() - t0
+                sec = _timed_fit(est, Xtr, ytr)
                 Ztr, Zte = est.transform(Xtr), est.transform(Xte)
                 row["note"] = f"{est.n_projections_} projections"
             elif name == "NCA":
                 Xs, ys = _subsample(Xtr, ytr, m)
-                with single_threaded_blas():
-                    t0 = time.perf_counter()
-                    nca = NeighborhoodComponentsAnalysis(random_state=0).fit(_dense(Xs), ys)
-                    sec = time.perf_counter() - t0
+                nca = NeighborhoodComponentsAnalysis(random_state=0)
+                sec = _timed_fit(nca, _dense(Xs), ys)
                 Ztr, Zte = nca.transform(_dense(Xtr)), nca.transform(_dense(Xte))
             else:
                 if py is None:

@@ -49,9 +49,9 @@ def _kbest(D, k):
 
 
 def _candidates(X, codes, max_candidates, rng):
-    """``(cand_all, XcT, sq, sqc)``: candidate points grouped by class (a seeded subsample of at
-    most ``max_candidates`` per class), their dense transposed rows (d, m), the squared norms of
-    all rows and of the candidates."""
+    """``(cand_all, XcT, sq, sqc, pos)``: candidate points grouped by class (a seeded subsample of
+    at most ``max_candidates`` per class), their dense transposed rows (d, m), the squared norms
+    of all rows and of the candidates, and the candidate column of each point (-1: none)."""
     gen = np.random.default_rng(rng)
     cand = []
     for c in range(int(codes.max()) + 1):
@@ -64,7 +64,9 @@ def _candidates(X, codes, max_candidates, rng):
     if sp.issparse(Xc):
         Xc = Xc.toarray()          # sparse rows times a dense candidate block: one fast product per block
     sq = _sqnorms(X)
-    return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all]
+    pos = np.full(X.shape[0], -1, dtype=np.int64)
+    pos[cand_all] = np.arange(len(cand_all))
+    return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all], pos
 
 
 def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
@@ -80,11 +82,9 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     n = X.shape[0]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
         raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
-    cand_all, XcT, sq, sqc = _candidates(X, codes, max_candidates, rng)
+    cand_all, XcT, sq, sqc, pos = _candidates(X, codes, max_candidates, rng)
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
-    pos = np.full(n, -1, dtype=np.int64)             # column of each point among the candidates
-    pos[cand_all] = np.arange(len(cand_all))
     ccode = np.ascontiguousarray(codes[cand_all], dtype=np.int32)
     cidx = cand_all.astype(np.int64)
     rcodes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -101,12 +101,10 @@ def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
     codes = np.asarray(codes)
     n = X.shape[0]
     n_classes = int(codes.max()) + 1
-    cand_all, XcT, sq, sqc = _candidates(X, codes, max_candidates, rng)
+    cand_all, XcT, sq, sqc, pos = _candidates(X, codes, max_candidates, rng)
     sim = np.full((n, k), -1, dtype=np.int32)
     dis = np.full((n, k), -1, dtype=np.int32)
     bounds = np.searchsorted(codes[cand_all], np.arange(n_classes + 1))   # class c: columns bounds[c]:bounds[c+1]
-    pos = np.full(n, -1, dtype=np.int64)
-    pos[cand_all] = np.arange(len(cand_all))
     cand_code = codes[cand_all]
     for r0 in range(0, n, block):
         r1 = min(n, r0 + block)
