@@ -75,7 +75,7 @@ def _rng_fingerprint(rng):
     return hashlib.sha256(to_json(rng.bit_generator.state).encode()).hexdigest()
 
 
-def _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp):
+def _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp, trace="fun"):
     return {
         "method": meth.name,
         "options": to_json(meth.values),
@@ -84,6 +84,7 @@ def _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp):
         "domain": f"{type(domain).__module__}.{type(domain).__qualname__}",
         "x0_sha256": hashlib.sha256(np.ascontiguousarray(x0).tobytes()).hexdigest(),
         "rng_initial": rng_fp,
+        "trace": trace,
     }
 
 
@@ -92,7 +93,7 @@ def _check_resume(path, header, fp, rng_given):
     for key, now in fp.items():
         if key == "rng_initial" and not rng_given:
             continue                            # rng=None: the checkpoint's generator state is used as is
-        if saved.get(key) != now:
+        if saved.get(key, "fun" if key == "trace" else None) != now:     # "trace": older files had "fun"
             what = "the rng (seed or generator state at the start)" if key == "rng_initial" else key
             raise CheckpointError(
                 f"checkpoint {os.fspath(path)} was written by a different run: {what} differs "
@@ -107,7 +108,8 @@ def _check_every(v):
 
 
 def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None, G=None, x0=None,
-             rng=None, callback=None, checkpoint=None, checkpoint_every=60.0, resume=None, **legacy):
+             rng=None, callback=None, checkpoint=None, checkpoint_every=60.0, resume=None, trace="fun",
+             **legacy):
     """Minimize ``F`` over ``domain`` with at most ``T`` stochastic gradients.
 
     Parameters
@@ -134,8 +136,14 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
         rename) at a segment boundary whenever ``checkpoint_every`` seconds (default
         60; 0 = every boundary) have passed, and at the end.
     resume : path of a checkpoint written by the same call (same problem, method,
-        options, T, x0 and rng): the run continues from it and finishes bit-identical
+        options, T, x0, rng and trace): the run continues from it and finishes bit-identical
         to an uninterrupted run. A corrupt or mismatched checkpoint is a ``CheckpointError``.
+    trace : "fun" (default) or "counts". ``result.trace`` has a row per epoch / stage / trace
+        point with ``n_calls`` and ``n_projections``, and with "fun" also ``F`` there
+        (``oracle.value``; the point ``x`` when the oracle has no ``value``). "counts" skips
+        those evaluations (``F`` only once, for ``result.fun``): the choice when evaluating
+        ``F`` costs a noticeable share of the run, as in the metric learners. The iterates
+        are the same either way.
 
     Methods
     -------
@@ -207,6 +215,8 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     lam = _params.check_lam(_resolve("lam", lam, oracle))
     L = _params.check_L(_resolve("L", L, oracle), lam)
     G = _resolve("G", G, oracle)
+    if trace not in ("fun", "counts"):
+        raise ValueError(f"trace must be 'fun' or 'counts', got {trace!r}")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     checkpoint_every = _check_every(checkpoint_every)
@@ -216,9 +226,10 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     rng_fp = _rng_fingerprint(rng)
 
     with single_threaded_blas():
-        run = Run(meth, oracle, domain, T, L=L, lam=lam, G=G, rng=rng, x0=None, callback=callback)
+        run = Run(meth, oracle, domain, T, L=L, lam=lam, G=G, rng=rng, x0=None, callback=callback,
+                  trace=trace)
         x0 = run.setup(x0)
-        fp = _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp)
+        fp = _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp, trace)
         ckpt = Checkpointer(checkpoint, checkpoint_every, fp) if checkpoint is not None else None
         run.checkpointer = ckpt
         if resume is not None:

@@ -13,8 +13,10 @@ directly; it goes through a :class:`Run`:
 * ``run.steps(...)`` -- a batch of projected SGD steps (compiled when the oracle
   and the domain are), counted as one call and one projection per step;
 * ``run.boundary(state, x, epoch=...)`` -- between segments: records a trace
-  row, checks the iterate (finite, not diverged), calls the callback, writes a
-  checkpoint when one is due. Returns True when the callback asks to stop.
+  row (``F(x)`` with ``trace="fun"``; only the counts with ``trace="counts"``,
+  which saves an evaluation of ``F`` per row), checks the iterate (finite, not
+  diverged), calls the callback, writes a checkpoint when one is due. Returns
+  True when the callback asks to stop.
 
 Divergence guard: for ``F`` ``lam``-strongly convex over a convex ``D`` and any
 ``x0`` in ``D``, ``||x0 - w_*|| <= ||grad F(x0)|| / lam``. The first mean
@@ -42,7 +44,7 @@ class Run:
     """State shared by ``minimize`` and a method's driver for one run (not thread-safe)."""
 
     def __init__(self, method, oracle, domain, T, *, L, lam, G, rng, x0, callback=None,
-                 checkpointer=None):
+                 checkpointer=None, trace="fun"):
         self.method, self.oracle, self.domain = method, oracle, domain
         self.name = method.name
         self.T, self.L, self.lam, self.G = T, L, lam, G
@@ -59,6 +61,7 @@ class Run:
         self._python_oracle = not isinstance(oracle, CompiledOracle)
         self._python_domain = not isinstance(domain, CompiledDomain)
         self._value = getattr(oracle, "value", None)
+        self._trace_fun = trace == "fun"        # "counts": no F (nor x) per trace row
         self._stepper = None
         self.rows_calls, self.rows_proj, self.rows_val = [], [], []
         self._last = None
@@ -221,14 +224,15 @@ class Run:
         if x is not None:
             self.check_iterate(x, epoch=epoch, step=step, eta=eta)
         if record:
-            v = self.value(x)
+            v = self.value(x) if self._trace_fun or self.callback is not None else None
             if v is not None:
                 if not math.isfinite(v):
                     raise FloatingPointError(f"F(x) = {v} at {self.where(epoch, step, eta)}: the run diverged")
                 self._last = (np.array(x, copy=True), v)
             self.rows_calls.append(self.n_calls)
             self.rows_proj.append(self.n_projections)
-            self.rows_val.append(v if self._value is not None else np.array(x, copy=True))
+            if self._trace_fun:
+                self.rows_val.append(v if self._value is not None else np.array(x, copy=True))
             if self.callback is not None:
                 info = OptimizeResult(x=x, fun=v, n_calls=self.n_calls, n_projections=self.n_projections,
                                       epoch=epoch)
@@ -241,6 +245,8 @@ class Run:
     def trace(self):
         out = {"n_calls": np.asarray(self.rows_calls, dtype=np.int64),
                "n_projections": np.asarray(self.rows_proj, dtype=np.int64)}
+        if not self._trace_fun:
+            return out
         if self._value is not None:
             out["fun"] = np.asarray(self.rows_val, dtype=np.float64)
         else:
@@ -260,7 +266,9 @@ class Run:
         tr = snap["trace"]
         self.rows_calls = [int(v) for v in tr["n_calls"]]
         self.rows_proj = [int(v) for v in tr["n_projections"]]
-        if "fun" in tr:
+        if not self._trace_fun:
+            self.rows_val = []
+        elif "fun" in tr:
             self.rows_val = [float(v) for v in tr["fun"]]
         else:
             self.rows_val = [np.array(v) for v in tr["x"]]

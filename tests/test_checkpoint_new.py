@@ -66,3 +66,25 @@ def test_final_checkpoint_resumes_to_the_same_result(tmp_path, method, opts, T):
     b = logt.minimize(oracle, domain, T, method=method, options=opts, rng=1, resume=path)
     assert_same_result(a, b)
     assert b.n_projections == a.n_projections       # the one projection is not repeated on resume
+
+
+def test_resume_with_trace_counts_and_a_trace_mismatch(tmp_path):
+    oracle, domain = problem("sgd")
+    kw = dict(method="sgd", options={"average": "suffix"}, rng=7)
+    full = logt.minimize(oracle, domain, 300_000, trace="counts", **kw)
+    seen = []
+
+    def crash(state):
+        seen.append(1)
+        if len(seen) == 3:
+            raise Boom
+
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(Boom):
+        logt.minimize(oracle, domain, 300_000, trace="counts", callback=crash, checkpoint=path,
+                      checkpoint_every=0, **kw)
+    with pytest.raises(logt.CheckpointError, match="trace"):
+        logt.minimize(oracle, domain, 300_000, resume=path, **kw)          # trace="fun" now
+    resumed = logt.minimize(oracle, domain, 300_000, trace="counts", resume=path, **kw)
+    assert_same_result(full, resumed)
+    assert set(resumed.trace) == {"n_calls", "n_projections"}

@@ -229,3 +229,40 @@ def test_adult_baselines_regression_tied_zero_eigenvalues():
         assert np.linalg.eigvalsh(res.x).min() > -1e-10
         for x in [res.x, res.x - 0.3 * np.outer(res.x[0], res.x[0])]:
             np.testing.assert_allclose(domain.project(x), eigh_projection(x), atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["logt", "sgd", "epoch_gd", "logt_acc"])
+def test_trace_counts_skips_the_evaluations_and_changes_nothing_else(method):
+    oracle, domain = toy()
+    c = Counting(oracle, domain)
+    evals = []
+
+    def value(x):
+        evals.append(1)
+        return oracle.value(x)
+
+    c.value = value
+    full = logt.minimize(c, domain, 20_000, method=method, rng=3)
+    n_full = len(evals)
+    evals.clear()
+    short = logt.minimize(c, domain, 20_000, method=method, rng=3, trace="counts")
+    assert n_full == len(full.trace["fun"]) >= 2 and len(evals) == 1      # F once, for res.fun
+    assert set(short.trace) == {"n_calls", "n_projections"}
+    for k in short.trace:
+        assert np.array_equal(short.trace[k], full.trace[k])
+    assert np.array_equal(short.x, full.x) and short.fun == full.fun == full.trace["fun"][-1]
+    assert (short.n_calls, short.n_projections) == (full.n_calls, full.n_projections)
+
+
+def test_trace_counts_still_gives_the_callback_F():
+    oracle, domain = toy()
+    seen = []
+    res = logt.minimize(oracle, domain, 20_000, rng=3, trace="counts", callback=lambda s: seen.append(s.fun))
+    full = logt.minimize(oracle, domain, 20_000, rng=3)
+    assert seen == list(full.trace["fun"]) and "fun" not in res.trace
+
+
+def test_trace_must_be_fun_or_counts():
+    oracle, domain = toy()
+    with pytest.raises(ValueError, match="trace must be"):
+        logt.minimize(oracle, domain, 1000, rng=0, trace="x")

@@ -59,8 +59,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         Ignored by the other methods.
     options : dict or None, further keywords for ``logt.minimize`` (e.g.
         ``{"delta": 0.05}`` for "theorem2", ``{"average": "uniform"}`` for sgd).
-    n_eval_pairs : int, pairs drawn once from the sampler to report ``F``
-        (``result_.fun``, ``result_.trace``), default 10_000.
+    n_eval_pairs : int, pairs drawn once from the sampler to report ``F`` at the end
+        (``result_.fun``), default 10_000. ``result_.trace`` holds the counts per epoch
+        only (``logt.minimize(..., trace="counts")``).
     n_threads : threads of the sparse pair kernel; the result does not depend on it.
     rng : int seed, ``SeedSequence``, ``Generator`` or None: all randomness of
         ``fit`` (pairs, evaluation pairs, neighbour candidates). The same seed
