@@ -76,9 +76,10 @@ class LogT(Method):
       absorbs what is left (:func:`logt.params.auto_schedule`), so all but fewer
       than ``2M`` of the ``T`` calls are used.
     * **Safeguard**: an epoch whose iterate leaves the trust ball around its start
-      ``w_k`` (radius ``4 g (1/lam + eta sqrt(M))``, ``g`` the larger of the first
-      projected gradient ``||z_1 - w_k||/eta`` and the estimates' mean gradient norms:
-      ``g/lam`` bounds the distance to the optimum of a lam-strongly convex ``F``), or
+      ``w_k`` (radius ``4 g (1/lam + eta sqrt(M))``, ``g`` the largest of the first
+      projected gradient ``||z_1 - w_k||/eta``, the estimates' mean gradient norms and
+      the batch noise ``sqrt(sigma2 / B)``: ``g/lam`` bounds the distance to the optimum
+      of a lam-strongly convex ``F``), or
       meets a non-finite value, is rolled back to ``w_k`` and re-run with a 4x
       smaller step (and up to 4x more updates); after 6 failures a
       ``FloatingPointError`` says so. Every call and projection, including those
@@ -299,16 +300,20 @@ def _epoch_start(run, st):
     return True
 
 
-def _trust_radius(st, s1, eta, lam, M):
+def _trust_radius(st, s1, eta, lam, M, noise):
     """Radius of the ball around the epoch's start that a stable epoch does not leave.
 
     ``s1 / eta`` (the first projected gradient) and ``gref`` (the largest mean gradient
     norm of the curvature estimates so far, over more samples) bound ``||grad F||`` up to
     noise, and ``||w - w_*|| <= ||grad F(w)|| / lam`` for a lam-strongly convex F; a
-    random walk of ``M`` steps of that size is allowed on top. An unstable step grows
+    random walk of ``M`` steps of that size is allowed on top. ``noise`` is the expected
+    norm of a batch mean's noise, ``sqrt(sigma2 / B)`` (``sigma2`` measured at ``x0``):
+    both of the other two can be far below it by chance when the noise lives in a few
+    coordinates (a balanced batch of the metric learners' +-1/2 threshold gradients
+    sums to 0), and the next batch then moves by the full noise. An unstable step grows
     the iterate geometrically and leaves any such ball within a few steps.
     """
-    g = max(s1 / eta, st["gref"])
+    g = max(s1 / eta, st["gref"], noise)
     return TRUST * g * (1.0 / lam + eta * math.sqrt(M))
 
 
@@ -345,6 +350,7 @@ def _drive_auto(run, params, st):
     z = np.empty(run.shape)
     y = np.empty(run.shape)
     lam = run.lam
+    sigma2 = float(params.get("noise_sigma2", 0.0))       # per-sample gradient noise at x0 (0: not measured)
     while not st["done"]:
         if st["t"] == 0 and st["Bk"] == 0:
             if not _epoch_start(run, st):
@@ -366,7 +372,8 @@ def _drive_auto(run, params, st):
                 failed = str(exc)
                 break
             if st["R_trust"] < 0:
-                st["R_trust"] = _trust_radius(st, float(np.linalg.norm(z - w0)), eta, lam, M)
+                st["R_trust"] = _trust_radius(st, float(np.linalg.norm(z - w0)), eta, lam, M,
+                                              math.sqrt(sigma2 / B))
             dist = max(float(np.linalg.norm(z - w0)), float(np.linalg.norm(w - w0)))
             if not dist <= st["R_trust"]:
                 failed = (f"the iterate left the trust ball around the epoch's start (distance "
