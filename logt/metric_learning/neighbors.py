@@ -69,7 +69,7 @@ def _candidates(X, codes, max_candidates, rng):
     return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all], pos
 
 
-def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
+def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
     """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1.
 
     X : (n, d) float64 ndarray or CSR; codes : (n,) int class codes 0..C-1;
@@ -88,9 +88,14 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=512):
     ccode = np.ascontiguousarray(codes[cand_all], dtype=np.int32)
     cidx = cand_all.astype(np.int64)
     rcodes = np.ascontiguousarray(codes, dtype=np.int32)
+    dense = not sp.issparse(X)
+    buf = np.empty((min(block, n), XcT.shape[1])) if dense else None     # one block buffer, reused
     for r0 in range(0, n, block):
         r1 = min(n, r0 + block)
-        G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
+        if dense:
+            G = np.matmul(X[r0:r1], XcT, out=buf[:r1 - r0])
+        else:
+            G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
         # compiled: distances sq_i + sq_j - 2 G_ij (clipped at 0), k smallest per row by (distance, column)
         select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1])
     return sim, dis
