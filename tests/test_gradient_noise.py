@@ -113,25 +113,20 @@ def test_tiny_budget_skips_the_measurement():
     assert res.params["noise_calls"] == 0 and res.params["B1"] == P.AUTO_B1
 
 
+def _early_stops(dim, seeds, max_calls, **kw):
+    """How many of ``seeds`` runs of pure noise (zero gradient, ``dim`` unit-variance coordinates) stop as
+    "resolved" before the cap."""
+    return sum(estimate_gradient_noise(GaussianRun(np.zeros(dim), np.ones(dim), seed), np.zeros(dim), 2,
+                                       max_calls=max_calls, **kw)["resolved"] for seed in range(seeds))
+
+
 def test_noise_alone_rarely_stops_the_measurement_early():
     """Zero mean gradient (15 noisy coordinates, as the 5 x 5 toy): over 100 seeds no early stop on noise."""
-    early = 0
-    for seed in range(100):
-        run = GaussianRun(np.zeros(15), np.ones(15), seed)
-        det = estimate_gradient_noise(run, np.zeros(15), 2, max_calls=4000)
-        early += det["resolved"]
-    assert early <= 2
+    assert _early_stops(15, 100, 4000) <= 2
 
 
 def test_noise_in_one_coordinate_rarely_stops_the_measurement_early():
     """Zero gradient, noise in ONE coordinate: ||g_bar||^2 N / sigma2 is chi-square(1), so the former
     RESOLVED = 4 stopped on noise in ~22% of the seeds (a simulation of these rounds); 16 in ~1%."""
-    early = 0
-    for seed in range(200):
-        run = GaussianRun(np.zeros(1), np.ones(1), seed)
-        det = estimate_gradient_noise(run, np.zeros(1), 2, max_calls=1000)
-        early += det["resolved"]
-    assert early <= 8
-    forced = sum(estimate_gradient_noise(GaussianRun(np.zeros(1), np.ones(1), seed), np.zeros(1), 2,
-                                         max_calls=1000, resolved=4.0)["resolved"] for seed in range(200))
-    assert forced >= 20                    # the same test sees the former threshold's false stops
+    assert _early_stops(1, 200, 1000) <= 8
+    assert _early_stops(1, 200, 1000, resolved=4.0) >= 20     # the same test sees the former threshold's false stops
