@@ -75,7 +75,7 @@ def _rng_fingerprint(rng):
     return hashlib.sha256(to_json(rng.bit_generator.state).encode()).hexdigest()
 
 
-def _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp, trace="fun"):
+def _fingerprint(meth, oracle, domain, T, L, lam, shape, x0, rng_fp, trace):
     return {
         "method": meth.name,
         "options": to_json(meth.values),

@@ -158,8 +158,7 @@ class Run:
         gmax = self._stepper.run(x, xsum, n_steps, rule, eta=eta, lam=lam, t0=t0, epoch=epoch, B=B)
         self.n_calls += n_steps * B
         self.n_projections += n_steps
-        if not self.grad_scale:
-            self.grad_scale = gmax
+        self.grad_scale = self.grad_scale or gmax         # the first non-zero scale
 
     def penalty_steps(self, x, xsum, n_steps, rule, *, constraint, penalty, center, radius, eta=0.0,
                       lam=1.0, t0=0, epoch=None):
@@ -172,8 +171,7 @@ class Run:
         gmax = self._stepper.penalty(x, xsum, n_steps, rule, constraint, penalty, center, radius,
                                      eta=eta, lam=lam, t0=t0, epoch=epoch)
         self.n_calls += n_steps
-        if not self.grad_scale:
-            self.grad_scale = gmax
+        self.grad_scale = self.grad_scale or gmax         # the first non-zero scale
 
     def fw_steps(self, x, batches, *, k0, lmo, epoch=None):
         """Stochastic Frank-Wolfe iterations ``k0+1 ..`` with mini-batches ``batches`` (see
@@ -184,8 +182,7 @@ class Run:
             self._stepper = Stepper(self)
         gmax = self._stepper.frank_wolfe(x, batches, k0, lmo, epoch=epoch)
         self.n_calls += int(np.sum(batches, dtype=np.int64))
-        if not self.grad_scale:
-            self.grad_scale = gmax
+        self.grad_scale = self.grad_scale or gmax         # the first non-zero scale
 
     # ---- segments ---------------------------------------------------------------------
     def value(self, x):

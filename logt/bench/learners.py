@@ -260,9 +260,9 @@ def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
                 Ztr, Zte = _dense(Xtr), _dense(Xte)
             else:
                 est = NeighborhoodComponentsAnalysis(random_state=s) if m == "NCA" else MetricLearner(rng=s)
-                Xfit = _dense(Xtr) if m == "NCA" else Xtr
-                sec = _timed_fit(est, Xfit, ytr)            # the fit only, as in evaluate()
-                Ztr, Zte = est.transform(Xfit), est.transform(_dense(Xte) if m == "NCA" else Xte)
+                A, B = (_dense(Xtr), _dense(Xte)) if m == "NCA" else (Xtr, Xte)      # NCA takes dense input
+                sec = _timed_fit(est, A, ytr)               # the fit only, as in evaluate()
+                Ztr, Zte = est.transform(A), est.transform(B)
             a1, a5 = knn_accuracy(Ztr, ytr, Zte, yte)
             res[m]["acc1"].append(a1)
             res[m]["acc5"].append(a5)

@@ -371,10 +371,10 @@ def _drive_auto(run, params, st):
             except FloatingPointError as exc:
                 failed = str(exc)
                 break
+            dz = float(np.linalg.norm(z - w0))
             if st["R_trust"] < 0:
-                st["R_trust"] = _trust_radius(st, float(np.linalg.norm(z - w0)), eta, lam, M,
-                                              math.sqrt(sigma2 / B))
-            dist = max(float(np.linalg.norm(z - w0)), float(np.linalg.norm(w - w0)))
+                st["R_trust"] = _trust_radius(st, dz, eta, lam, M, math.sqrt(sigma2 / B))
+            dist = max(dz, float(np.linalg.norm(w - w0)))
             if not dist <= st["R_trust"]:
                 failed = (f"the iterate left the trust ball around the epoch's start (distance "
                           f"{dist:.3g} > {st['R_trust']:.3g}) at step {t}")

@@ -92,11 +92,11 @@ def check_optimizer(method, params, options):
                              "(params=, T=, method=, rng=)")
 
 
-def run_minimize(oracle, domain, T, method, params, options, rng, trace="counts"):
+def run_minimize(oracle, domain, T, method, params, options, rng):
     """``logt.minimize(oracle, domain, T, method, ...)`` with the estimator's optimizer parameters.
 
-    ``trace="counts"`` (the estimators' choice): ``F`` on the evaluation pairs only at the end
-    (``result_.fun``), not at every epoch, where it cost ~8% of a digits fit."""
+    With ``trace="counts"``: ``F`` on the evaluation pairs only at the end (``result_.fun``),
+    not at every epoch, where it cost ~8% of a digits fit."""
     opts = dict(options or {})
     if method == "logt":
         if isinstance(params, dict):
@@ -106,4 +106,4 @@ def run_minimize(oracle, domain, T, method, params, options, rng, trace="counts"
             opts.update(eta=p.eta, M=p.M, B1=p.B1)
         else:
             opts["params"] = params
-    return minimize(oracle, domain, T, method=method, rng=rng, options=opts, trace=trace)
+    return minimize(oracle, domain, T, method=method, rng=rng, options=opts, trace="counts")
