@@ -44,7 +44,7 @@ def test_get_set_params_round_trip():
     est = MetricLearner(T=123, params={"eta": 0.5, "M": 3, "B1": 2}, rng=7)
     p = est.get_params()
     assert set(p) == {"sampling", "n_neighbors", "threshold", "lam", "T", "scaling", "method", "params",
-                      "options", "n_eval_pairs", "n_threads", "rng"}
+                      "options", "n_eval_pairs", "n_threads", "rng", "threshold_scale"}
     assert p["T"] == 123 and p["rng"] == 7 and p["params"] == {"eta": 0.5, "M": 3, "B1": 2}
     other = MetricLearner().set_params(**p)
     assert other.get_params() == p
@@ -75,7 +75,7 @@ def test_raw_data_fit_and_components_in_original_space(data, fitted):
     Ws = Zs[:6, :6]
     S = fitted.scale_
     assert np.allclose(W, Ws / np.outer(S, S), rtol=1e-9, atol=1e-12 * np.abs(W).max())
-    assert fitted.b_ == pytest.approx(Zs[6, 6]) and fitted.b_ >= 0
+    assert fitted.b_ == pytest.approx(fitted.threshold_scale_ * Zs[6, 6]) and fitted.b_ >= 0
     # the default params="auto": every epoch makes 2*M_k projections and projects its mean once
     epochs = fitted.result_.params["epochs"]
     assert fitted.result_.params["retries"] == 0 and len(epochs) == fitted.n_epochs_
@@ -163,10 +163,12 @@ def test_fit_reaches_the_reference_optimum():
     A = apply_scaling(X, est.center_, est.scale_)
     codes = np.unique(y, return_inverse=True)[1]
     P, Y = pair_distribution(codes, "balanced")
-    W, b, Fstar, info = solve(A, P, Y, 0.1, learn_threshold=True, tol=1e-10)
+    s = est.threshold_scale_
+    W, b, Fstar, info = solve(A, P, Y, 0.1, learn_threshold=True, tol=1e-10, threshold_scale=s)
     Z = est.result_.x
-    F = objective(A, P, Y, Z[:4, :4], Z[4, 4], 0.1)
-    F0 = objective(A, P, Y, np.zeros((4, 4)), 0.0, 0.1)
+    F = objective(A, P, Y, Z[:4, :4], Z[4, 4], 0.1, threshold_scale=s)
+    F0 = objective(A, P, Y, np.zeros((4, 4)), 0.0, 0.1, threshold_scale=s)
+    assert est.b_ == pytest.approx(s * Z[4, 4], rel=1e-15)
     assert Fstar <= F <= Fstar + 0.02 * (F0 - Fstar)
 
 
@@ -242,7 +244,8 @@ def test_bad_inputs(data, fitted):
         MetricLearner(T=2000).fit(sp.csr_matrix((3, 2**31 + 5)), [0, 1, 1])
     for bad in (dict(method="adam"), dict(params="fast"), dict(lam=-1.0), dict(sampling="knn"),
                 dict(n_neighbors=0), dict(threshold="auto"), dict(threshold=-1.0), dict(scaling="l2"),
-                dict(T=0), dict(n_eval_pairs=0)):
+                dict(T=0), dict(n_eval_pairs=0), dict(threshold_scale=0.0), dict(threshold_scale="learn"),
+                dict(threshold_scale=float("nan"))):
         with pytest.raises((ValueError, TypeError)):
             MetricLearner(**bad).fit(X, y)
     with pytest.raises(ValueError, match="6 features"):

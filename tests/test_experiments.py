@@ -159,7 +159,7 @@ def test_learner_defaults_sweep_runs_on_development_sets():
     res = sweep([("T=2e4", {"T": 20_000})], splits=1, quick=True, log=lambda m: None)
     (label, g1, g5, w1, w5, sec), = res
     assert label == "T=2e4" and -1 <= w1 <= g1 <= 1 and -1 <= w5 <= g5 <= 1 and sec > 0
-    assert {"budget", "lam-k"} <= set(SWEEPS)
+    assert {"budget", "lam-k", "threshold-scale"} <= set(SWEEPS)
 
 
 def test_metric_summarize_averages_repeats_with_different_schedules():

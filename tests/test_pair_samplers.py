@@ -6,19 +6,23 @@ the same test REJECTS a plausible biased sampler (so it has power), the mean
 of many mini-batch gradients matches the exact expected gradient within
 statistical error (and not the gradient of a different distribution), the
 kernel on given pairs matches the dense formula to rounding (fixed and
-learned threshold, sparse and dense, 1 and 2 threads), and draws are
-bit-reproducible per seed.
+learned threshold with and without a threshold scale, sparse and dense, the
+pair and the point path, 1 and 2 threads), and draws are bit-reproducible per seed.
 """
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
 
+from logt._kernels._neighbors import pair_sq_distances
 from logt._kernels._pairs import PairSampler
 from logt.datasets import normalize_rows
 from logt.metric_learning.neighbors import neighbor_tables
 from logt.metric_learning.reference import objective, pair_distribution
 from logt.oracles import MetricLearning
+from logt.oracles.metric import pair_distance_scale
 
 LAM = 0.1
 
@@ -160,13 +164,13 @@ def test_mean_gradient_is_unbiased(kind, mode, learn):
 
 
 @pytest.mark.parametrize("kind", ["sparse", "dense"])
-@pytest.mark.parametrize("learn", [False, True])
-def test_given_pairs_match_dense_formula(kind, learn):
+@pytest.mark.parametrize("learn,scale", [(False, 1.0), (True, 1.0), (True, 0.37)])
+@pytest.mark.parametrize("B", [40, 9000])                    # dense: the pair path and the point path
+def test_given_pairs_match_dense_formula(kind, learn, scale, B):
     X, y = _data(n=30, d=7, seed=2)
     o = MetricLearning(sp.csr_matrix(X) if kind == "sparse" else X, y, LAM, learn_threshold=learn,
-                       threshold=0.8, n_threads=2, sampling="balanced")
+                       threshold=0.8, n_threads=2, sampling="balanced", threshold_scale=scale)
     rng = np.random.default_rng(4)
-    B = 9000
     i, j = rng.integers(0, 30, B), rng.integers(0, 30, B)
     yy = np.where(rng.random(B) < 0.5, 1.0, -1.0)          # labels given per pair (pairs API)
     ld = o.shape[0]
@@ -176,15 +180,71 @@ def test_given_pairs_match_dense_formula(kind, learn):
     g2 = o._mean_grad_pairs(Z, i, j, y=yy, n_threads=2)
     assert np.array_equal(g1, g2)                            # threads never change the bits
     d = 7
-    W, b = (Z[:d, :d], Z[d, d]) if learn else (Z, 0.8)
+    W, b = (Z[:d, :d], scale * Z[d, d]) if learn else (Z, 0.8)     # learned: b = s * Z[d, d]
+    assert o.split_point(Z)[1] == pytest.approx(b, rel=1e-15)
     D = X[i] - X[j]
     zz = yy * (b - np.einsum("bk,kl,bl->b", D, W, D))
     c = yy * np.exp(-np.logaddexp(0.0, zz))
     ref = LAM * Z.copy()
     ref[:d, :d] += (D.T * c) @ D / B
     if learn:
-        ref[d, d] += -c.mean()
+        ref[d, d] += -scale * c.mean()
     assert np.abs(g1 - ref).max() <= 1e-12 * np.abs(ref).max()
+
+
+def test_threshold_scale_auto_is_the_rms_squared_distance_of_the_sampler_pairs():
+    """"auto": s = sqrt(mean ||D||^4) over the sampler's pairs (the evaluation pairs), dense = sparse; the
+    smoothness bound counts s (||diag(D D^T, -s)||_F^2 <= 16 + s^2); bad values are errors."""
+    X, y = _data(n=40, d=6, seed=3)
+    for sampling in ("balanced", "neighbors"):
+        od = MetricLearning(X, y, LAM, learn_threshold=True, sampling=sampling, n_neighbors=3,
+                            threshold_scale="auto", n_eval_pairs=500, eval_rng=2)
+        osp = MetricLearning(sp.csr_matrix(X), y, LAM, learn_threshold=True, sampling=sampling, n_neighbors=3,
+                             threshold_scale="auto", n_eval_pairs=500, eval_rng=2)
+        i, j = od.eval_pairs
+        d2 = ((X[i] - X[j]) ** 2).sum(1)
+        assert od.threshold_scale == pytest.approx(np.sqrt(np.mean(d2 ** 2)), rel=1e-12)
+        assert osp.threshold_scale == pytest.approx(od.threshold_scale, rel=1e-12)
+        assert od.L == pytest.approx(LAM + 0.25 * (16 + od.threshold_scale ** 2))
+        assert "scale" in repr(od)
+        c = pickle.loads(pickle.dumps(od))
+        assert c.threshold_scale == od.threshold_scale
+        Z = np.eye(7) * 0.3
+        assert np.array_equal(c.mean_grad(Z, 64, np.random.default_rng(1)),
+                              od.mean_grad(Z, 64, np.random.default_rng(1)))
+    # with a separate evaluation set, the scale still comes from the training sampler's pairs
+    # (the same draws with evaluation points 10x smaller give the same scale)
+    oe = [MetricLearning(X, y, LAM, learn_threshold=True, sampling="balanced", threshold_scale="auto",
+                         X_eval=X[:20] * f, y_eval=y[:20], n_eval_pairs=500, eval_rng=2) for f in (1.0, 0.1)]
+    assert oe[0].threshold_scale == oe[1].threshold_scale
+    assert 0.5 < oe[0].threshold_scale / pair_distance_scale(X, *oe[0].eval_pairs) < 2.0
+    # pairs API: from the given pairs
+    op = MetricLearning.from_pairs(X, [0, 1, 2, 3], [4, 5, 6, 7], [1, -1, 1, -1], LAM, threshold_scale="auto",
+                                   n_eval_pairs=300, eval_rng=0)
+    i, j = op.eval_pairs
+    d2 = ((X[i] - X[j]) ** 2).sum(1)
+    assert op.threshold_scale == pytest.approx(np.sqrt(np.mean(d2 ** 2)), rel=1e-12)
+    # all pair distances 0: the scale falls back to 1
+    assert pair_distance_scale(np.zeros((3, 2)), [0, 1], [1, 2]) == 1.0
+    for bad in (0.0, -1.0, float("nan"), float("inf"), "big", True):
+        with pytest.raises(ValueError, match="threshold_scale"):
+            MetricLearning(X, y, LAM, learn_threshold=True, threshold_scale=bad)
+
+
+def test_pair_sq_distances_errors():
+    X = np.ones((3, 2))
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        pair_sq_distances(X, [0, 3], [1, 1])
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        pair_sq_distances(X, [-1], [1])
+    with pytest.raises(ValueError, match="same length"):
+        pair_sq_distances(X, [0, 1], [1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        pair_sq_distances(np.ones((3, 4))[:, ::2], [0], [1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        pair_sq_distances(np.ones((3, 2), dtype=np.float32), [0], [1])
+    with pytest.raises(ValueError, match="finite"):
+        pair_sq_distances(np.array([[1e200], [-1e200]]), [0], [1])
 
 
 @pytest.mark.parametrize("kind", ["sparse", "dense"])

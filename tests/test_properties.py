@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from logt.datasets import load_libsvm  # noqa: E402
 from logt.domains import Box, EuclideanBall, TraceBoundedPSD, PSDCone  # noqa: E402
 from logt.domains._psd import PSDProjector  # noqa: E402
+from logt._kernels._neighbors import pair_sq_distances  # noqa: E402
 
 settings.register_profile("ci", max_examples=500, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -329,3 +330,15 @@ def test_auto_B1_bounds_and_monotonicity(sigma2, mean_sq, n, M, c):
     assert P.auto_B1(2 * sigma2, mean_sq, n, M, c) >= b
     assert P.auto_B1(sigma2, 2 * mean_sq, n, M, c) <= b
     assert P.auto_B1(sigma2, mean_sq, n, M, min(4.0, 2 * c)) >= b
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 12), d=st.integers(0, 9), P=st.integers(0, 30), seed=st.integers(0, 2**32 - 1))
+def test_pair_sq_distances_match_numpy(n, d, P, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * rng.choice([1e-150, 1.0, 1e100])
+    i, j = rng.integers(0, n, P), rng.integers(0, n, P)
+    got = pair_sq_distances(X, i, j)
+    ref = ((X[i] - X[j]) ** 2).sum(1) if P else np.zeros(0)
+    assert got.shape == (P,)
+    assert np.allclose(got, ref, rtol=1e-13, atol=0)

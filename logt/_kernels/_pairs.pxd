@@ -63,6 +63,7 @@ cdef class PairGradientCore(CompiledOracle):
     cdef readonly Py_ssize_t n_eval_pairs
     cdef readonly bint learn_threshold       # point is (d+1) x (d+1), b = Z[d, d]
     cdef readonly double threshold           # the fixed b (when not learned)
+    cdef readonly double threshold_scale     # learned: b = threshold_scale * Z[d, d]
     cdef readonly PairSampler sampler
     cdef readonly Py_ssize_t workspace_bytes
     cdef const Sampler* _smp

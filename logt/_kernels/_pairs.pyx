@@ -10,9 +10,12 @@ threshold ``b``, ``z = y_ij * (b - D^T W D)`` and
 A mini-batch mean of ``B`` calls is ``D_B^T diag(c) D_B / B + lam * W`` with
 ``c_b = y_b * sigmoid(-z_b)``. The paper's setting is ``b = 1`` and uniform pairs.
 
-Learned threshold: the point is the (d+1) x (d+1) matrix ``Z = [[W, .], [., b]]``
-(PSD, so ``W`` is PSD and ``b >= 0``), the loss reads ``W = Z[:d, :d]`` and
-``b = Z[d, d]``, and ``g_hat(Z) = y sigmoid(-z) diag(D D^T, -1) + lam * Z``.
+Learned threshold: the point is the (d+1) x (d+1) matrix ``Z = [[W, .], [., beta]]``
+(PSD, so ``W`` is PSD and ``beta >= 0``), the loss reads ``W = Z[:d, :d]`` and
+``b = s * beta`` (``s = threshold_scale > 0``, default 1), and
+``g_hat(Z) = y sigmoid(-z) diag(D D^T, -s) + lam * Z``. ``s`` sets how strongly
+``b`` is regularized relative to ``W`` (``(lam/2) (b/s)^2``) and the curvature of
+the ``beta`` direction (``s^2 sigma'(z)``).
 
 Pair samplers (:class:`PairSampler`; every draw comes from the caller's bit
 generator, so the same seed gives the same pairs):
@@ -727,7 +730,7 @@ cdef class PairGradientCore(CompiledOracle):
         free(self._Yw)
 
     def _setup(self, X, PairSampler sampler, X_eval, ei, ej, ey, double lam, int n_threads,
-               bint learn_threshold=False, double threshold=1.0):
+               bint learn_threshold=False, double threshold=1.0, double threshold_scale=1.0):
         """Store validated data (called once by the Python subclass).
 
         X, X_eval : both ``scipy.sparse.csr_matrix`` (sorted indices, int64
@@ -735,7 +738,8 @@ cdef class PairGradientCore(CompiledOracle):
         ndarrays, with the same number of columns d; sampler : a
         :class:`PairSampler` over the rows of X; ei, ej : int32 eval pair
         indices into X_eval; ey : float64 +-1 eval labels; learn_threshold : the
-        point is (d+1) x (d+1) with ``b = Z[d, d]``, else ``b = threshold``.
+        point is (d+1) x (d+1) with ``b = threshold_scale * Z[d, d]``, else ``b = threshold``;
+        threshold_scale : finite > 0 (checked by the caller).
         """
         if self._V != NULL:
             raise RuntimeError("_setup may be called only once")
@@ -754,6 +758,7 @@ cdef class PairGradientCore(CompiledOracle):
         self.n_features = d
         self.learn_threshold = learn_threshold
         self.threshold = threshold
+        self.threshold_scale = threshold_scale
         self._ld = ld
         self.shape = (ld, ld)
         self.size = ld * ld
@@ -866,7 +871,7 @@ cdef class PairGradientCore(CompiledOracle):
         """out = mean over B pairs of g_hat(W); pairs from (pi, pj, py) or, if rng != NULL, drawn."""
         cdef Py_ssize_t d = self.n_features, ld = self._ld, a, e
         cdef double csum = 0.0
-        cdef double thr = W[d * ld + d] if self.learn_threshold else self.threshold
+        cdef double thr = self.threshold_scale * W[d * ld + d] if self.learn_threshold else self.threshold
         cdef int info = 0
         if self.is_sparse:
             info = self._grad_sparse(W, pi, pj, py, B, rng, n_threads, thr, out, &csum)
@@ -877,11 +882,12 @@ cdef class PairGradientCore(CompiledOracle):
         if info != 0:
             return info
         if self.learn_threshold:
-            # d(loss)/db = -mean(c); the last row and column carry only the regularizer
+            # d(loss)/dZ[d, d] = -s mean(c) (b = s Z[d, d]); the last row and column carry only
+            # the regularizer
             for a in range(d):
                 out[a * ld + d] = self.lam * W[a * ld + d]
                 out[d * ld + a] = self.lam * W[d * ld + a]
-            out[d * ld + d] = -csum + self.lam * W[d * ld + d]
+            out[d * ld + d] = -self.threshold_scale * csum + self.lam * W[d * ld + d]
         return 0
 
     cdef void _block(self, bitgen_t* rng, Py_ssize_t s0, Py_ssize_t nb,
@@ -1230,7 +1236,7 @@ cdef class PairGradientCore(CompiledOracle):
         Wa = _as_point(W, self.shape, "W")
         cdef double[::1] wb = Wa.reshape(-1)
         cdef Py_ssize_t d = self.n_features, ld = self._ld
-        cdef double thr = wb[d * ld + d] if self.learn_threshold else self.threshold
+        cdef double thr = self.threshold_scale * wb[d * ld + d] if self.learn_threshold else self.threshold
         cdef double r
         with self._lock:
             with nogil:

@@ -34,10 +34,11 @@ def learner_gap(lam, T=200_000, seed=0, **kw):
     P, Y = pair_distribution(codes, est.sampling, neighbors=o.neighbors)
     learn = est.threshold == "learn"
     thr = 0.0 if learn else float(est.threshold)
-    W, b, Fstar, info = solve(A, P, Y, lam, threshold=thr, learn_threshold=learn, tol=1e-10)
+    ts = o.threshold_scale
+    W, b, Fstar, info = solve(A, P, Y, lam, threshold=thr, learn_threshold=learn, tol=1e-10, threshold_scale=ts)
     Z = est.result_.x
     d = A.shape[1]
-    F = objective(A, P, Y, Z[:d, :d], Z[d, d] if learn else thr, lam, learn_threshold=learn)
+    F = objective(A, P, Y, Z[:d, :d], Z[d, d] if learn else thr, lam, learn_threshold=learn, threshold_scale=ts)
     return F, Fstar, F - Fstar, est.n_projections_, est.n_calls_, est.result_.params.get("L_est")
 
 

@@ -120,6 +120,9 @@ SWEEPS = {
     # lam x n_neighbors with T="auto"
     "lam-k": [(f"lam={lam:g}, k={k}", {"lam": lam, "n_neighbors": k})
               for lam in (0.3, 0.1, 0.03, 0.01) for k in (5, 10, 20)],
+    # the learned threshold's unit: "auto" (RMS squared pair distance) against 1 (the previous model)
+    "threshold-scale": [(f"lam={lam:g}, threshold_scale={s}", {"lam": lam, "threshold_scale": s})
+                        for lam in (0.1, 0.01, 0.001) for s in ("auto", 1.0)],
 }
 
 

@@ -165,7 +165,9 @@ class MahalanobisLearner(BaseEstimator):
     Fitted attributes shared by both: ``components_`` (rank, d) with
     ``W = components_.T @ components_`` in the ORIGINAL feature space,
     ``b_`` the threshold on the squared distance (``d_W^2(x, x') < b_`` is the
-    model's "similar"), ``center_`` and ``scale_`` the fitted internal scaling,
+    model's "similar"; in the scaled space), ``threshold_scale_`` (``s``: a learned
+    ``b_ = s * beta`` with ``beta`` the optimizer's coordinate, regularized as
+    ``(lam/2) (b_/s)^2``; 1.0 for a fixed threshold), ``center_`` and ``scale_`` the fitted internal scaling,
     ``active_features_`` ((d,) bool: the features that vary over the training
     points; the optimizer runs on these only, and ``W`` is 0 on the others),
     ``n_features_in_``, ``n_calls_``, ``n_projections_``, ``n_epochs_``,
@@ -187,6 +189,11 @@ class MahalanobisLearner(BaseEstimator):
         thr = self.threshold
         if not (thr == "learn" if isinstance(thr, str) else False):
             _check_real(thr, "threshold", strict=False)
+        ts = self.threshold_scale
+        if not (isinstance(ts, str) and ts == "auto"):
+            if isinstance(ts, str):
+                raise ValueError(f"threshold_scale must be 'auto' or a number > 0, got {ts!r}")
+            _check_real(ts, "threshold_scale")
         if isinstance(self.n_eval_pairs, bool) or not isinstance(self.n_eval_pairs, numbers.Integral) \
                 or self.n_eval_pairs < 1:
             raise ValueError(f"n_eval_pairs must be an int >= 1, got {self.n_eval_pairs!r}")
@@ -199,6 +206,14 @@ class MahalanobisLearner(BaseEstimator):
     @property
     def _learn_threshold(self):
         return isinstance(self.threshold, str) and self.threshold == "learn"
+
+    def _oracle_threshold_scale(self):
+        """The oracle's ``threshold_scale`` (``b = s * beta``): "auto" (the RMS squared distance of the
+        sampler's pairs), the given number, or 1.0 for a fixed threshold (unused there)."""
+        if not self._learn_threshold:
+            return 1.0
+        ts = self.threshold_scale
+        return ts if isinstance(ts, str) else float(ts)
 
     # ---- fitting -------------------------------------------------------------------
     def _scale_fit(self, X):
@@ -224,6 +239,7 @@ class MahalanobisLearner(BaseEstimator):
                                self.options, gen)
         W, b = oracle.split_point(res.x)
         self._set_metric(W, b)
+        self.threshold_scale_ = float(oracle.threshold_scale) if oracle.learn_threshold else 1.0
         self.n_calls_ = res.n_calls
         self.n_projections_ = res.n_projections
         self.n_epochs_ = res.n_epochs

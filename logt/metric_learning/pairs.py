@@ -55,7 +55,7 @@ def _check_pair_labels(y, n):
 class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     """Learn a Mahalanobis distance from labelled pairs (metric-learn's pairs API).
 
-    Minimizes ``E_p[log(1 + exp(-y_p (b - ||a_p - b_p||_W^2)))] + (lam/2)(||W||_F^2 + b^2)``
+    Minimizes ``E_p[log(1 + exp(-y_p (b - ||a_p - b_p||_W^2)))] + (lam/2)(||W||_F^2 + (b/s)^2)``
     over PSD ``W`` and ``b >= 0`` (or a fixed ``threshold``), ``p`` a random
     given pair (similar and dissimilar with probability 1/2 each when
     ``balance=True``), with :func:`logt.minimize`. Points are scaled
@@ -64,7 +64,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     Parameters
     ----------
     threshold : "learn" (default) or a fixed ``b >= 0``.
-    lam, T, scaling, method, params, options, n_eval_pairs, n_threads, rng :
+    lam, T, scaling, method, params, options, n_eval_pairs, n_threads, rng, threshold_scale (``s``) :
         as in :class:`logt.MetricLearner` (same defaults).
     balance : bool, default True: draw similar and dissimilar pairs with
         probability 1/2 each (False: uniformly from the list).
@@ -73,7 +73,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
 
     Attributes (after ``fit``)
     ----------
-    components_, b_, center_, scale_, active_features_, n_features_in_, n_calls_,
+    components_, b_, threshold_scale_, center_, scale_, active_features_, n_features_in_, n_calls_,
     n_projections_, n_epochs_, result_ : as in :class:`MetricLearner`;
     threshold_ : distance threshold of :meth:`predict` (similar when
         ``pair_distance <= threshold_``); classes_ : ``array([-1, 1])``.
@@ -84,7 +84,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
 
     def __init__(self, threshold="learn", lam=0.1, T="auto", scaling="auto", method="logt",
                  params="auto", options=None, balance=True, calibration_params=None,
-                 n_eval_pairs=10_000, n_threads=None, rng=None):
+                 n_eval_pairs=10_000, n_threads=None, rng=None, threshold_scale="auto"):
         self.threshold = threshold
         self.lam = lam
         self.T = T
@@ -97,6 +97,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.n_eval_pairs = n_eval_pairs
         self.n_threads = n_threads
         self.rng = rng
+        self.threshold_scale = threshold_scale
 
     def _check_params(self):
         self._check_common_params()
@@ -132,7 +133,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 Xs, i, i + n, y, float(self.lam), balanced=bool(self.balance),
                 n_eval_pairs=int(self.n_eval_pairs), eval_rng=int(gen.integers(2**63)),
                 n_threads=self.n_threads, learn_threshold=learn,
-                threshold=0.0 if learn else float(self.threshold))
+                threshold=0.0 if learn else float(self.threshold),
+                threshold_scale=self._oracle_threshold_scale())
             self.n_features_in_ = a.shape[1]
             self._minimize(oracle, gen)
         if len(np.unique(y)) == 2:

@@ -5,9 +5,12 @@ probability that one oracle call draws the ordered pair ``(i, j)`` and
 ``Y[i, j]`` its label (+1 similar, -1 dissimilar). With ``q_ij = (x_i - x_j)^T W
 (x_i - x_j)`` and threshold ``b``,
 
-    F(W, b) = sum_ij P_ij * l(Y_ij * (b - q_ij)) + (lam / 2) * (||W||_F^2 + [learned] b^2),
+    F(W, b) = sum_ij P_ij * l(Y_ij * (s b - q_ij)) + (lam / 2) * (||W||_F^2 + [learned] b^2),
 
-``l(z) = log(1 + exp(-z))``. The gradient uses the Laplacian identity
+``l(z) = log(1 + exp(-z))``, ``s`` the learned threshold's scale (``threshold_scale``,
+default 1; with a learned threshold ``b`` is the point's last diagonal entry and the
+threshold on ``q`` is ``s b``, as in :class:`logt.oracles.MetricLearning`; ``s = 1`` for a
+fixed threshold). The gradient uses the Laplacian identity
 ``sum_ij C_ij D_ij D_ij^T = X^T (diag(C 1 + C^T 1) - C - C^T) X``, so one
 evaluation costs ``O(n^2 + n^2 d + n d^2)`` without forming the ``n^2`` pair
 differences. :func:`solve` minimizes ``F`` over ``W`` PSD (and ``b >= 0``)
@@ -81,10 +84,11 @@ def _margins(X, W, b, Y):
     return Y * (b - Q)
 
 
-def objective(X, P, Y, W, b, lam, learn_threshold=True, grad=False):
+def objective(X, P, Y, W, b, lam, learn_threshold=True, grad=False, threshold_scale=1.0):
     """``F(W, b)`` (and, with ``grad=True``, ``(F, grad_W, grad_b)``); see the module docstring."""
     X = _dense(X)
-    Z = _margins(X, W, b, Y)
+    s = float(threshold_scale) if learn_threshold else 1.0
+    Z = _margins(X, W, s * b, Y)
     F = float(np.sum(P * np.logaddexp(0.0, -Z))) + 0.5 * lam * float(np.sum(W * W))
     if learn_threshold:
         F += 0.5 * lam * b * b
@@ -94,7 +98,7 @@ def objective(X, P, Y, W, b, lam, learn_threshold=True, grad=False):
     Lap = np.diag(C.sum(0) + C.sum(1)) - C - C.T
     gW = X.T @ Lap @ X + lam * W
     gW = 0.5 * (gW + gW.T)
-    gb = -float(C.sum()) + (lam * b if learn_threshold else 0.0)
+    gb = -s * float(C.sum()) + (lam * b if learn_threshold else 0.0)
     return F, gW, gb
 
 
@@ -104,10 +108,12 @@ def _proj(W, b, learn):
     return 0.5 * (Wp + Wp.T), (max(b, 0.0) if learn else b)
 
 
-def solve(X, P, Y, lam, threshold=1.0, learn_threshold=True, tol=1e-9, max_iter=20_000, W0=None):
+def solve(X, P, Y, lam, threshold=1.0, learn_threshold=True, tol=1e-9, max_iter=20_000, W0=None,
+          threshold_scale=1.0):
     """Minimize ``F`` over PSD ``W`` (and ``b >= 0`` when learned) by FISTA with backtracking.
 
-    threshold : the fixed ``b`` (``learn_threshold=False``) or the start value.
+    threshold : the fixed ``b`` (``learn_threshold=False``) or the start value of ``b``.
+    threshold_scale : ``s`` of a learned threshold (the threshold on ``q`` is ``s b``).
     Stops when the gradient mapping ``||(x - prox(x - g/L)) * L||`` is below
     ``tol * max(1, ||g(0)||)``. Returns ``(W, b, F, info)`` with ``info`` a dict
     (``iterations``, ``grad_mapping``, ``converged``).
@@ -116,20 +122,20 @@ def solve(X, P, Y, lam, threshold=1.0, learn_threshold=True, tol=1e-9, max_iter=
     d = X.shape[1]
     W = np.zeros((d, d)) if W0 is None else np.array(W0, dtype=float)
     b = float(threshold)
-    F0, g0, gb0 = objective(X, P, Y, W, b, lam, learn_threshold, grad=True)
+    F0, g0, gb0 = objective(X, P, Y, W, b, lam, learn_threshold, grad=True, threshold_scale=threshold_scale)
     scale = max(1.0, np.sqrt(np.sum(g0 * g0) + gb0 * gb0))
     L = 1.0
     Wy, by, t = W.copy(), b, 1.0
     Fx = F0
     info = {"converged": False}
     for it in range(1, max_iter + 1):
-        Fy, gW, gb = objective(X, P, Y, Wy, by, lam, learn_threshold, grad=True)
+        Fy, gW, gb = objective(X, P, Y, Wy, by, lam, learn_threshold, grad=True, threshold_scale=threshold_scale)
         if not learn_threshold:
             gb = 0.0
         while True:
             Wn, bn = _proj(Wy - gW / L, by - gb / L, learn_threshold)
             dW, db = Wn - Wy, bn - by
-            Fn = objective(X, P, Y, Wn, bn, lam, learn_threshold)
+            Fn = objective(X, P, Y, Wn, bn, lam, learn_threshold, threshold_scale=threshold_scale)
             if Fn <= Fy + np.sum(gW * dW) + gb * db + 0.5 * L * (np.sum(dW * dW) + db * db) + 1e-15 * abs(Fy):
                 break
             L *= 2.0

@@ -23,9 +23,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     Minimizes, over PSD ``W`` (and a threshold ``b >= 0``),
 
-        F(W, b) = E_{(i,j)} [ log(1 + exp(-y_ij (b - ||x_i - x_j||_W^2))) ] + (lam/2) (||W||_F^2 + b^2)
+        F(W, b) = E_{(i,j)} [ log(1 + exp(-y_ij (b - ||x_i - x_j||_W^2))) ] + (lam/2) (||W||_F^2 + (b/s)^2)
 
-    with :func:`logt.minimize` (Algorithm 1 by default) on the compiled pair
+    (``s`` = ``threshold_scale``) with :func:`logt.minimize` (Algorithm 1 by default) on the compiled pair
     oracle :class:`logt.oracles.MetricLearning`. ``y_ij = +1`` for equal labels.
     The data are scaled internally (``scaling``), so raw features of any
     magnitude work; the learned metric refers to the original features.
@@ -39,8 +39,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         target neighbours and impostors); "balanced": the same over all
         class-mates resp. all other-class points; "uniform": any pair (the paper's).
     n_neighbors : int in [1, 256], neighbours per list for "neighbors" (default 10).
-    threshold : "learn" (default: ``b`` is fitted, regularized like ``W``) or a
-        number ``b >= 0`` kept fixed (the paper: 1).
+    threshold : "learn" (default: ``b`` is fitted) or a number ``b >= 0`` kept
+        fixed (the paper: 1).
+    threshold_scale : "auto" (default) or a number ``s > 0``: the unit in which a
+        learned ``b`` is regularized (``(lam/2) (b/s)^2``; the optimizer's coordinate
+        is ``b/s``). "auto": ``s = sqrt(E ||x_i - x_j||^4)`` over the sampler's pairs
+        (the ``n_eval_pairs`` evaluation pairs), the size of a typical pair's
+        ``D D^T``, so ``b`` and ``W`` are regularized in the same units whatever the
+        data's scale, and the threshold's curvature (``s^2/4`` instead of ``1/4``) no
+        longer sets the step size. ``1.0`` is the previous model. Ignored for a fixed
+        threshold.
     lam : float > 0, the regularization (default 0.1, as in the paper).
     T : int or "auto" (default), budget of pair gradients. "auto": ``max(1e5, 200 / lam)``
         (capped at 1e8): 1e5 at the default ``lam``; see ``logt.metric_learning.auto_budget``.
@@ -73,7 +81,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     ----------
     components_ : (rank, d), ``L`` with ``W = L^T L`` on the original features
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
-    b_ : the threshold on the squared distance (learned or the fixed one).
+    b_ : the threshold on the squared distance (learned or the fixed one), in the scaled space.
+    threshold_scale_ : the ``s`` used (1.0 for a fixed threshold).
     center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_``.
     active_features_ : (d,) bool, the features that vary over the training rows.
         A constant feature adds 0 to every pair difference, so ``W`` is exactly 0 in
@@ -87,7 +96,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                  scaling="auto", method="logt", params="auto", options=None, n_eval_pairs=10_000,
-                 n_threads=None, rng=None):
+                 n_threads=None, rng=None, threshold_scale="auto"):
         self.sampling = sampling
         self.n_neighbors = n_neighbors
         self.threshold = threshold
@@ -100,6 +109,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.n_eval_pairs = n_eval_pairs
         self.n_threads = n_threads
         self.rng = rng
+        self.threshold_scale = threshold_scale
 
     @classmethod
     def paper(cls, **kwargs):
@@ -153,7 +163,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             oracle = MetricLearning(
                 Xs, codes, float(self.lam), n_eval_pairs=int(self.n_eval_pairs), eval_rng=eval_seed,
                 n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
-                learn_threshold=learn, threshold=0.0 if learn else float(self.threshold))
+                learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
+                threshold_scale=self._oracle_threshold_scale())
             self.n_features_in_ = X.shape[1]
             self.classes_ = classes
             self._minimize(oracle, gen)

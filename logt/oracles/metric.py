@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._kernels._pairs import (MAX_EVAL_PAIRS, MAX_FEATURES, PairGradientCore, PairSampler,
                                _sample_pairs, _workspace_plan)
+from .._kernels._neighbors import pair_sq_distances
 from .._rng import check_rng
 
 __all__ = ["MetricLearning", "SAMPLINGS", "MAX_FEATURES", "MAX_EVAL_PAIRS", "MAX_NEIGHBOR_ENTRIES",
@@ -224,9 +225,10 @@ class MetricLearning(PairGradientCore):
 
     def __init__(self, X, y, lam=0.1, *, X_eval=None, y_eval=None, n_eval_pairs=10_000,
                  eval_rng=0, n_threads=None, sampling="uniform", n_neighbors=5, neighbors=None,
-                 learn_threshold=False, threshold=1.0):
+                 learn_threshold=False, threshold=1.0, threshold_scale=1.0):
         lam, n_threads, n_eval_pairs, learn_threshold, threshold = _check_common(
             lam, n_threads, n_eval_pairs, learn_threshold, threshold)
+        threshold_scale = _check_threshold_scale(threshold_scale)
         n_neighbors = _check_int(n_neighbors, "n_neighbors", 1, 256)
         X = _check_X(X, "X")
         y = _check_y(y, X.shape[0], "y", "X")
@@ -259,7 +261,12 @@ class MetricLearning(PairGradientCore):
                 raise ValueError(f"y_eval must contain at least two classes, got only {eclasses[0]!r}")
             esampler, _ = _sampler_for(Xe, ecodes, sampling, n_neighbors, None, gen)
         ei, ej, ey = esampler.draw(n_eval_pairs, gen)
-        self._finish(X, sampler, Xe, ei, ej, ey, lam, n_threads, learn_threshold, threshold)
+        if threshold_scale == "auto":
+            # from pairs of the training sampler: the evaluation pairs when they are those
+            si, sj = (ei, ej) if X_eval is None else sampler.draw(n_eval_pairs, gen)[:2]
+            threshold_scale = pair_distance_scale(X, si, sj)
+        self._finish(X, sampler, Xe, ei, ej, ey, lam, n_threads, learn_threshold, threshold,
+                     threshold_scale)
         self.classes = classes
         self.sampling = sampling
         self.n_neighbors = n_neighbors if sampling == "neighbors" else None
@@ -267,7 +274,7 @@ class MetricLearning(PairGradientCore):
 
     @classmethod
     def from_pairs(cls, X, i, j, y_pairs, lam=0.1, *, balanced=True, n_eval_pairs=10_000, eval_rng=0,
-                   n_threads=None, learn_threshold=True, threshold=1.0):
+                   n_threads=None, learn_threshold=True, threshold=1.0, threshold_scale=1.0):
         """Oracle over GIVEN pairs ``(X[i[p]], X[j[p]])`` with labels ``y_pairs[p]`` in {-1, +1}.
 
         One oracle call draws a pair uniformly from the list, or, with
@@ -278,6 +285,7 @@ class MetricLearning(PairGradientCore):
         self = cls.__new__(cls)
         lam, n_threads, n_eval_pairs, learn_threshold, threshold = _check_common(
             lam, n_threads, n_eval_pairs, learn_threshold, threshold)
+        threshold_scale = _check_threshold_scale(threshold_scale)
         X = _check_X(X, "X")
         i = np.asarray(i)
         j = np.asarray(j)
@@ -291,19 +299,25 @@ class MetricLearning(PairGradientCore):
             raise ValueError("y_pairs must be -1 (dissimilar) or +1 (similar)")
         sampler = PairSampler.from_pairs(i, j, y_pairs.astype(np.float64), X.shape[0], bool(balanced))
         ei, ej, ey = sampler.draw(n_eval_pairs, check_rng(eval_rng))
-        self._finish(X, sampler, X, ei, ej, ey, lam, n_threads, learn_threshold, threshold)
+        if threshold_scale == "auto":
+            threshold_scale = pair_distance_scale(X, ei, ej)
+        self._finish(X, sampler, X, ei, ej, ey, lam, n_threads, learn_threshold, threshold,
+                     threshold_scale)
         self.classes = np.array([-1, 1])
         self.sampling = "list_balanced" if balanced else "list"
         self.n_neighbors = None
         self.neighbors = None
         return self
 
-    def _finish(self, X, sampler, Xe, ei, ej, ey, lam, n_threads, learn_threshold, threshold):
-        self._setup(X, sampler, Xe, ei, ej, ey, lam, int(n_threads), bool(learn_threshold), float(threshold))
+    def _finish(self, X, sampler, Xe, ei, ej, ey, lam, n_threads, learn_threshold, threshold,
+                threshold_scale=1.0):
+        self._setup(X, sampler, Xe, ei, ej, ey, lam, int(n_threads), bool(learn_threshold), float(threshold),
+                    float(threshold_scale))
         if learn_threshold:
-            self.L = lam + 4.25
+            s2 = float(threshold_scale) ** 2              # ||diag(D D^T, -s)||_F^2 <= 16 + s^2
+            self.L = lam + 0.25 * (16.0 + s2)
             f0 = math.log(2.0)
-            self._gnorm = math.sqrt(17.0)
+            self._gnorm = math.sqrt(16.0 + s2)
         else:
             self.L = lam + 4.0
             f0 = abs(threshold) + math.log1p(math.exp(-abs(threshold)))     # log(1 + e^|b|)
@@ -335,7 +349,7 @@ class MetricLearning(PairGradientCore):
         Z = np.asarray(Z, dtype=np.float64)
         d = self.n_features
         if self.learn_threshold:
-            return Z[:d, :d], float(Z[d, d])
+            return Z[:d, :d], self.threshold_scale * float(Z[d, d])
         return Z, float(self.threshold)
 
     # ---- pickling / copying: rebuild from the validated data (C workspaces are per object)
@@ -344,7 +358,8 @@ class MetricLearning(PairGradientCore):
         state = {"X": self.X, "X_eval": self.X_eval, "eval": (self.eval_pairs[0], self.eval_pairs[1],
                                                             self.eval_labels),
                  "lam": self.lam, "n_threads": self.n_threads, "learn_threshold": self.learn_threshold,
-                 "threshold": self.threshold, "sampler_mode": smp.mode, "sampler_arrays": smp._keep,
+                 "threshold": self.threshold, "threshold_scale": self.threshold_scale,
+                 "sampler_mode": smp.mode, "sampler_arrays": smp._keep,
                  "point_path": self.point_path,
                  "extra": {k: v for k, v in self.__dict__.items()
                            if k not in ("X", "X_eval", "eval_pairs", "eval_labels")}}
@@ -352,7 +367,8 @@ class MetricLearning(PairGradientCore):
 
     def __repr__(self):
         kind = "sparse" if self.is_sparse else "dense"
-        thr = "learned threshold" if self.learn_threshold else f"threshold={self.threshold:g}"
+        thr = (f"learned threshold (scale {self.threshold_scale:.4g})" if self.learn_threshold
+               else f"threshold={self.threshold:g}")
         return (f"MetricLearning(n={self.n_samples}, d={self.n_features}, lam={self.lam}, "
                 f"{kind}, sampling={self.sampling!r}, {thr}, n_eval_pairs={self.n_eval_pairs}, "
                 f"n_threads={self.n_threads})")
@@ -383,6 +399,35 @@ def _check_common(lam, n_threads, n_eval_pairs, learn_threshold, threshold):
     return lam, int(n_threads), int(n_eval_pairs), bool(learn_threshold), float(threshold)
 
 
+def _check_threshold_scale(s):
+    if isinstance(s, str):
+        if s != "auto":
+            raise ValueError(f"threshold_scale must be a finite number > 0 or 'auto', got {s!r}")
+        return s
+    if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(s) and s > 0):
+        raise ValueError(f"threshold_scale must be a finite number > 0 or 'auto', got {s!r}")
+    return float(s)
+
+
+def pair_distance_scale(X, i, j):
+    """``sqrt(mean_p ||x_i[p] - x_j[p]||^4)``: the RMS squared distance of the pairs ``(i, j)``
+    (1.0 when every pair has distance 0). X : (n, d) dense or CSR; i, j : (P,) int indices.
+
+    As the learned threshold's scale ``s`` (``b = s * beta``) it gives ``beta`` the curvature
+    ``s^2 sigma'(z)`` of a typical ``D D^T`` direction (``||D D^T||_F = ||D||^2``), so ``b`` no longer
+    dominates the smoothness ``L``, and regularizes ``b`` in units of the data's squared distances."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    if sp.issparse(X):
+        D = X[i] - X[j]
+        d2 = np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).ravel()
+    else:
+        d2 = pair_sq_distances(np.ascontiguousarray(X, dtype=np.float64), i, j)
+    s = math.sqrt(float(d2 @ d2) / len(d2)) if len(d2) else 0.0
+    return s if s > 0.0 and math.isfinite(s) else 1.0
+
+
 def _rebuild(cls, state):
     self = cls.__new__(cls)
     mode = state["sampler_mode"]
@@ -396,7 +441,7 @@ def _rebuild(cls, state):
         sampler = PairSampler.from_labels(arrs[0], mode)
     ei, ej, ey = state["eval"]
     self._finish(state["X"], sampler, state["X_eval"], ei, ej, ey, state["lam"], state["n_threads"],
-                 state["learn_threshold"], state["threshold"])
+                 state["learn_threshold"], state["threshold"], state.get("threshold_scale", 1.0))
     self.__dict__.update(state["extra"])
     self.point_path = state.get("point_path", "auto")
     return self
