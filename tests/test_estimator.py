@@ -376,3 +376,10 @@ def test_all_constant_features_still_fit():
     est = MetricLearner(rng=0, T=2000, n_eval_pairs=100).fit(X, y)
     assert est.active_features_.all()
     assert np.allclose(est.transform(X), est.transform(X)[0])
+
+
+def test_defaults_dict_matches_the_constructor():
+    import inspect
+    from logt.metric_learning.supervised import DEFAULTS
+    sig = inspect.signature(MetricLearner.__init__).parameters
+    assert {k: sig[k].default for k in DEFAULTS} == DEFAULTS

@@ -11,9 +11,9 @@ from logt.oracles.metric import SAMPLINGS, MetricLearning
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
-# (see README.md (Metric learner) and logt.metric_learning.defaults_evidence).
+# (see README.md (Metric learner), logt.experiments.learner_defaults and docs/learner-defaults-evidence.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
-                scaling="auto")
+                scaling="auto", threshold_scale="auto")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm")
 

@@ -9,8 +9,8 @@ distinct training instances. With ``||x|| <= 1``, ``F`` is ``L = lam + 4``
 smooth and ``lam``-strongly convex (Frobenius norm).
 
 Extensions (keywords; see :class:`MetricLearning`): balanced or
-neighbour-restricted pair sampling, a learned threshold ``b`` (the point is
-then the (d+1) x (d+1) matrix ``diag(W, b)``), and pairs given as a list
+neighbour-restricted pair sampling, a learned threshold ``b = s * beta`` (the point is
+then the (d+1) x (d+1) matrix ``diag(W, beta)``; ``s = threshold_scale``), and pairs given as a list
 (:meth:`MetricLearning.from_pairs`, metric-learn's pairs setting).
 """
 import math
@@ -199,16 +199,21 @@ class MetricLearning(PairGradientCore):
     neighbors : optional precomputed ``(sim, dis)`` tables for ``sampling="neighbors"``.
     learn_threshold : bool, default False. With True the point is the
         (d+1) x (d+1) matrix ``Z`` whose leading block is ``W`` and whose last
-        diagonal entry is the threshold ``b`` (so ``Z`` PSD means ``W`` PSD and
-        ``b >= 0``; the regularizer is ``(lam/2) ||Z||_F^2``).
+        diagonal entry is ``beta``, the threshold being ``b = threshold_scale * beta``
+        (so ``Z`` PSD means ``W`` PSD and ``b >= 0``; the regularizer is
+        ``(lam/2) ||Z||_F^2 = (lam/2) (||W||_F^2 + (b/s)^2)``).
     threshold : float, the fixed ``b`` when ``learn_threshold`` is False (default 1, the paper's).
+    threshold_scale : float > 0 or "auto", the learned threshold's unit ``s`` (default 1.0).
+        "auto": :func:`pair_distance_scale` of the training sampler's pairs (the evaluation
+        pairs when there is no separate evaluation set; else ``n_eval_pairs`` pairs drawn
+        after them), i.e. the RMS squared pair distance. Unused with a fixed threshold.
 
     Attributes
     ----------
     shape : (d, d), or (d+1, d+1) with a learned threshold; n_samples : n;
     n_features : d; lam; classes; sampler (the compiled :class:`PairSampler`);
-    L : ``lam + 4`` (``||D||^2 <= 4`` since ``||x|| <= 1``), ``lam + 4.25`` with
-        a learned threshold (``||diag(D D^T, -1)||_F^2 <= 17``);
+    L : ``lam + 4`` (``||D||^2 <= 4`` since ``||x|| <= 1``), ``lam + (16 + s^2)/4`` with
+        a learned threshold (``||diag(D D^T, -s)||_F^2 <= 16 + s^2``); threshold_scale : ``s``;
     R : ``sqrt(2 F(0) / lam)`` with ``F(0) <= log(1 + e^|b|)`` (``log 2`` for a
         learned threshold, which starts at 0): radius of a Frobenius ball
         containing ``W_*``, since ``(lam/2)||W_*||^2 <= F(W_*) <= F(0)``;
@@ -329,7 +334,7 @@ class MetricLearning(PairGradientCore):
         self.X, self.X_eval = X, Xe
 
     def grad_bound(self, radius):
-        """``4 + lam * radius`` (``sqrt(17) + lam * radius`` with a learned threshold):
+        """``4 + lam * radius`` (``sqrt(16 + s^2) + lam * radius`` with a learned threshold):
         bound on ``||g_hat(W)||_F`` for ``||W||_F <= radius``."""
         return self._gnorm + self.lam * float(radius)
 
