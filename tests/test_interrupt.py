@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import pytest
+from _sigint import default_sigint
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +39,7 @@ def test_sigint_stops_compiled_loops(method, d, T):
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # e.g. set by a Dask nanny
         env.pop(var, None)
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, method, str(d), str(T)], env=env,
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, method, str(d), str(T)], env=env, preexec_fn=default_sigint,
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"

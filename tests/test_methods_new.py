@@ -392,7 +392,9 @@ def test_sigint_stops_the_new_compiled_loops(method):
     import time
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPT, method], env=env, stdout=subprocess.PIPE, text=True)
+    from _sigint import default_sigint
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPT, method], env=env, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(1.5)

@@ -138,8 +138,9 @@ _INTERRUPT_CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("kind", ["sparse", "dense"])
 def test_ctrl_c_stops_a_huge_batch(kind):
     """SIGINT during mean_grad with a huge B raises KeyboardInterrupt promptly (generous bound: 3 s)."""
+    from _sigint import default_sigint
     p = subprocess.Popen([sys.executable, "-c", _INTERRUPT_CHILD.format(repo=REPO), kind],
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         assert p.stdout.readline().strip() == "ready"
         time.sleep(1.0)                        # well inside the kernel
