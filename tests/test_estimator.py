@@ -383,3 +383,77 @@ def test_defaults_dict_matches_the_constructor():
     from logt.metric_learning.supervised import DEFAULTS
     sig = inspect.signature(MetricLearner.__init__).parameters
     assert {k: sig[k].default for k in DEFAULTS} == DEFAULTS
+
+
+def _outlier_problem(seed=0, n=240, d=5):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.standard_normal((n, d)) + 1.5 * np.eye(3, d)[y]
+    Xo = X.copy()
+    Xo[0] *= 1e4                                   # one row 1e4 times larger than the rest
+    return X, Xo, y
+
+
+@pytest.mark.parametrize("mode", ["standardize", "max_norm"])
+def test_scaling_fits_around_an_outlier_row(mode):
+    """The outlier row is flagged, the map is fitted on the other rows (bit for bit), scale free."""
+    from logt.metric_learning.scaling import OUTLIER_FACTOR, clip_rows, fit_scaling
+    X, Xo, _ = _outlier_problem()
+    c, s, out = fit_scaling(Xo, mode, return_outliers=True)
+    assert out[0] and out.sum() == 1
+    c_ref, s_ref = fit_scaling(Xo[1:], mode)                  # the same map without the row
+    assert np.array_equal(c, c_ref) and np.array_equal(s, s_ref)
+    Z = apply_scaling(Xo, c, s)
+    norms = np.linalg.norm(Z, axis=1)
+    assert norms[1:].max() <= 1.0 and norms[0] > OUTLIER_FACTOR
+    Zc, k = clip_rows(Z, out)
+    assert k == 1 and np.linalg.norm(Zc, axis=1).max() <= 1.0
+    assert np.allclose(Zc[0] / np.linalg.norm(Zc[0]), Z[0] / norms[0])      # direction kept
+    assert np.array_equal(Zc[1:], Z[1:])
+    c2, s2, out2 = fit_scaling(1000.0 * Xo, mode, return_outliers=True)    # scale free
+    assert np.array_equal(out2, out) and np.allclose(s2, 1000.0 * s, rtol=1e-12)
+    # sparse input: the same rule on the row norms (max_norm mode, no centring)
+    Xs = sp.csr_matrix(np.abs(Xo))
+    _, _, out_s = fit_scaling(Xs, "max_norm", return_outliers=True)
+    assert out_s[0] and out_s.sum() == 1
+
+
+def test_scaling_leaves_clean_data_alone():
+    """No row flagged on clean, heavy-tailed or tiny data: the map is the plain formula, bit for bit."""
+    from logt.metric_learning.scaling import fit_scaling
+    rng = np.random.default_rng(3)
+    for X in (rng.standard_normal((300, 6)), rng.standard_cauchy((1000, 8)), rng.lognormal(0, 1, (500, 4)),
+              rng.standard_normal((2, 3))):
+        c, s, out = fit_scaling(X, "standardize", return_outliers=True)
+        assert not out.any()
+        sd = X.std(0)
+        sd = np.where(sd <= 1e3 * np.finfo(float).eps * np.abs(X).max(0), 1.0, sd)
+        r = np.linalg.norm((X - X.mean(0)) / sd, axis=1).max()
+        assert np.array_equal(c, X.mean(0)) and np.array_equal(s, sd * (r * (1 + 8 * np.finfo(float).eps)))
+    # sparse rows that are nearly all empty: the 99th-percentile norm is 0, so nothing is an outlier
+    Xs = sp.csr_matrix(np.vstack([np.zeros((200, 3)), np.ones((1, 3))]))
+    assert not fit_scaling(Xs, "max_norm", return_outliers=True)[2].any()
+
+
+def test_estimator_metric_survives_an_outlier_row():
+    """With one row 1e4 times larger, the learned metric stays that of the data without it; with the
+    rule switched off (monkeypatched) it does not (the test has power)."""
+    import logt.metric_learning.scaling as scaling
+    X, Xo, y = _outlier_problem(seed=1)
+    kw = dict(rng=0, T=20_000, n_eval_pairs=2000, n_threads=1)
+    clean = MetricLearner(**kw).fit(X[1:], y[1:]).get_mahalanobis_matrix()
+    est = MetricLearner(**kw).fit(Xo, y)
+    assert est.n_clipped_ == 1
+    assert MetricLearner(**kw).fit(X, y).n_clipped_ == 0
+
+    def cos(A, B):
+        return float(np.vdot(A, B) / (np.linalg.norm(A) * np.linalg.norm(B)))
+
+    assert cos(est.get_mahalanobis_matrix(), clean) > 0.95
+    old = scaling.OUTLIER_FACTOR
+    scaling.OUTLIER_FACTOR = np.inf
+    try:
+        off = MetricLearner(**kw).fit(Xo, y)
+    finally:
+        scaling.OUTLIER_FACTOR = old
+    assert off.n_clipped_ == 0 and cos(off.get_mahalanobis_matrix(), clean) < 0.8

@@ -176,3 +176,15 @@ def test_metric_summarize_averages_repeats_with_different_schedules():
     assert [r["mean_fun"] for r in rows] == pytest.approx([3.5, 2.75, 2.25, 1.75])
     assert rows[-1]["std_fun"] == pytest.approx(np.std([1.0, 2.5], ddof=1))
     assert metric.reach(rows, "logt_auto", 2.5) == 14
+
+
+def test_learner_defaults_outlier_rows_runs():
+    pytest.importorskip("sklearn")
+    from logt.experiments.learner_defaults import outlier_rows
+    import logt.metric_learning.scaling as scaling
+    factor = scaling.OUTLIER_FACTOR
+    res = outlier_rows(seeds=(100,), factors=(1e4,), log=lambda m: None)
+    assert [r[0] for r in res] == [1, 1e4]
+    assert res[0][1] == res[0][2] and res[0][3] == [0]          # no outlier: the rule changes nothing
+    assert res[1][3] == [1] and res[1][2][0] > res[1][1][0]     # the 1e4 row is clipped, and that helps
+    assert scaling.OUTLIER_FACTOR == factor                     # the constant is restored

@@ -126,12 +126,53 @@ SWEEPS = {
 }
 
 
+def outlier_rows(seeds=(100, 101, 102), factors=(5, 10, 30, 100, 1e4), log=print):
+    """1-NN accuracy with one training row multiplied by each factor, with the scaling's outlier rule
+    (:data:`logt.metric_learning.scaling.OUTLIER_FACTOR`) and without it (the constant set to inf for the
+    comparison). Generated data only (``make_classification(400, 12, n_informative=5, n_classes=4)``).
+    Returns ``[(factor, [acc without rule per seed], [acc with rule per seed], [flagged per seed])]``."""
+    from sklearn.datasets import make_classification
+    import logt.metric_learning.scaling as scaling
+    from logt._threads import single_threaded_blas
+    from logt.metric_learning import MetricLearner
+    out = []
+    with single_threaded_blas():
+        for f in (1,) + tuple(factors):
+            row = ([], [], [])
+            for seed in seeds:
+                X, y = make_classification(400, 12, n_informative=5, n_classes=4, random_state=seed)
+                Xtr, Xte, ytr, yte = split(X, y, 0)
+                Xo = Xtr.copy()
+                Xo[0] *= f
+                for k, factor in ((0, np.inf), (1, scaling.OUTLIER_FACTOR)):
+                    old, scaling.OUTLIER_FACTOR = scaling.OUTLIER_FACTOR, factor
+                    try:
+                        est = MetricLearner(rng=0).fit(Xo, ytr)
+                    finally:
+                        scaling.OUTLIER_FACTOR = old
+                    row[k].append(knn_accuracy(est.transform(Xtr), ytr, est.transform(Xte), yte, ks=(1,))[0])
+                    if k == 1:
+                        row[2].append(est.n_clipped_)
+            out.append((f, *row))
+            log(f"done factor {f:g}")
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m logt.experiments.learner_defaults", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", choices=sorted(SWEEPS),
                     help="instead of the grid: one sweep around the current defaults, 3 splits per data set")
+    ap.add_argument("--outliers", action="store_true",
+                    help="instead: 1-NN accuracy with one training row scaled up, with and without the outlier rule")
     args = ap.parse_args(argv)
+    if args.outliers:
+        print("| row factor | 1-NN without the rule (seeds 100-102) | with the rule | rows clipped |")
+        print("|---:|---|---|---|")
+        for f, off, on, nc in outlier_rows(log=lambda m: print(m, file=sys.stderr)):
+            print(f"| {f:g} | {' / '.join(f'{a:.3f}' for a in off)} | {' / '.join(f'{a:.3f}' for a in on)} | "
+                  f"{' / '.join(str(c) for c in nc)} |")
+        return 0
     if args.sweep:
         res = sweep(SWEEPS[args.sweep], quick=args.quick, log=lambda m: print(m, file=sys.stderr))
         print("| setting | mean gain 1-NN | mean gain 5-NN | worst 1-NN | worst 5-NN | median fit s |")

@@ -11,7 +11,7 @@ from logt._threads import single_threaded_blas
 from logt.domains import PSDCone
 from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
-from logt.metric_learning.scaling import SCALINGS, apply_scaling, fit_scaling
+from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
 from logt.oracles.metric import MAX_FEATURES, label_codes
 
 __all__ = ["MahalanobisLearner", "check_points", "check_pairs", "check_fitted", "varying_features"]
@@ -170,6 +170,8 @@ class MahalanobisLearner(BaseEstimator):
     ``(lam/2) (b_/s)^2``; 1.0 for a fixed threshold), ``center_`` and ``scale_`` the fitted internal scaling,
     ``active_features_`` ((d,) bool: the features that vary over the training
     points; the optimizer runs on these only, and ``W`` is 0 on the others),
+    ``n_clipped_`` (training rows found to be outliers by the internal scaling and
+    pulled in to the unit sphere for the fit; :mod:`logt.metric_learning.scaling`),
     ``n_features_in_``, ``n_calls_``, ``n_projections_``, ``n_epochs_``,
     ``result_`` (the :class:`logt.MinimizeResult`, in the scaled space of the
     active features).
@@ -224,11 +226,12 @@ class MahalanobisLearner(BaseEstimator):
         and the regularizer keeps them at 0: the optimizer runs on the other features
         only (``active_features_``), and the metric is embedded back with zeros.
         """
-        center, scale = fit_scaling(X, self.scaling)
+        center, scale, outliers = fit_scaling(X, self.scaling, return_outliers=True)
         self.center_, self.scale_ = center, scale
         Xs = apply_scaling(X, center, scale)
         active = varying_features(Xs)
         self.active_features_ = active
+        Xs, self.n_clipped_ = clip_rows(Xs, outliers)     # outlier rows pulled in to the unit sphere
         if active.all():
             return Xs
         return Xs[:, active] if sp.issparse(Xs) else np.ascontiguousarray(Xs[:, active])

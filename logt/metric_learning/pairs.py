@@ -73,7 +73,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
 
     Attributes (after ``fit``)
     ----------
-    components_, b_, threshold_scale_, center_, scale_, active_features_, n_features_in_, n_calls_,
+    components_, b_, threshold_scale_, center_, scale_, n_clipped_, active_features_, n_features_in_, n_calls_,
     n_projections_, n_epochs_, result_ : as in :class:`MetricLearner`;
     threshold_ : distance threshold of :meth:`predict` (similar when
         ``pair_distance <= threshold_``); classes_ : ``array([-1, 1])``.

@@ -21,13 +21,31 @@ Modes:
   (centering would densify it, and per-feature scaling blows up rare one-hot
   features).
 * ``None`` -- no scaling: rows must already have ``||x|| <= 1``.
+
+Outlier rows (every mode but ``None``): a training row whose norm after the map
+exceeds ``OUTLIER_FACTOR = 5`` times the 99th percentile of the row norms is an
+outlier; the mean, standard deviation and common factor are then fitted on the
+other rows (repeated until no new row is flagged, at most ``MAX_OUTLIER_PASSES``
+times), and :func:`clip_rows` pulls the outliers in to the unit sphere (their
+direction kept) for training. Without this, one row 1e4 times larger than the
+others squashed the rest by its own scale and dominated the learned metric (1-NN
+below Euclidean's on generated data; README, "Known limit: outlier rows"). Clean
+data are not affected: the largest row norm was at most 2.8 times the 99th
+percentile on every development and evaluation set and on generated heavy-tailed
+data (Cauchy 2.3, log-normal 1.4), so the map is the same as without the rule; a
+row 10 times larger than the data's rows (ratio 5-9) is where the metric began to
+suffer on the generated data. The rule is scale free, so scaling X keeps the map's
+output unchanged.
 """
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SCALINGS", "fit_scaling", "apply_scaling"]
+__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows"]
 
 SCALINGS = ("auto", "standardize", "max_norm", None)
+OUTLIER_FACTOR = 5.0        # a row beyond 5x the 99th-percentile row norm is an outlier
+OUTLIER_QUANTILE = 0.99
+MAX_OUTLIER_PASSES = 3
 _EPS = np.finfo(np.float64).eps
 
 
@@ -37,22 +55,11 @@ def _row_norms(X):
     return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
-def fit_scaling(X, mode="auto"):
-    """``(center, scale)``: two (d,) float64 arrays for float64 ``X`` (dense ndarray or CSR).
-
-    After :func:`apply_scaling` every training row has norm <= 1 (exactly, in
-    float64: the common factor carries a few ulps of margin).
-    """
-    if mode not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}, got {mode!r}")
-    sparse = sp.issparse(X)
+def _center_scale(X, sparse, mode):
+    """Per-feature ``(center, scale)`` of ``X`` before the common factor (see the module docstring)."""
     d = X.shape[1]
     center = np.zeros(d)
     scale = np.ones(d)
-    if mode is None:
-        return center, scale
-    if mode == "auto":
-        mode = "max_norm" if sparse else "standardize"
     if not sparse:
         center = X.mean(axis=0)
     if mode == "standardize":
@@ -66,11 +73,63 @@ def fit_scaling(X, mode="auto"):
             big = np.abs(X).max(axis=0)
         constant = sd <= 1e3 * _EPS * big          # constant up to rounding: keep scale 1
         scale = np.where(constant, 1.0, sd)
-    Z = apply_scaling(X, center, scale)
-    r = float(_row_norms(Z).max()) if X.shape[0] else 0.0
+    return center, scale
+
+
+def fit_scaling(X, mode="auto", return_outliers=False):
+    """``(center, scale)``: two (d,) float64 arrays for float64 ``X`` (dense ndarray or CSR).
+
+    After :func:`apply_scaling` every training row that is not an outlier has norm
+    <= 1 (exactly, in float64: the common factor carries a few ulps of margin);
+    outlier rows (module docstring) are fitted around and may exceed 1.
+    With ``return_outliers=True`` also returns the (n,) bool mask of the outlier rows.
+    """
+    if mode not in SCALINGS:
+        raise ValueError(f"scaling must be one of {SCALINGS}, got {mode!r}")
+    sparse = sp.issparse(X)
+    n, d = X.shape
+    out = np.zeros(n, dtype=bool)
+    if mode is None:
+        center, scale = np.zeros(d), np.ones(d)
+        return (center, scale, out) if return_outliers else (center, scale)
+    if mode == "auto":
+        mode = "max_norm" if sparse else "standardize"
+    center, scale = _center_scale(X, sparse, mode)
+    norms = _row_norms(apply_scaling(X, center, scale)) if n else np.zeros(0)
+    for _ in range(MAX_OUTLIER_PASSES):
+        inl = norms[~out]
+        if inl.size < 2:
+            break
+        cap = OUTLIER_FACTOR * float(np.quantile(inl, OUTLIER_QUANTILE))
+        new = (norms > cap) & ~out
+        if cap <= 0.0 or not new.any() or (out | new).all():
+            break
+        out |= new
+        keep = np.flatnonzero(~out)
+        center, scale = _center_scale(X[keep], sparse, mode)
+        norms = _row_norms(apply_scaling(X, center, scale))
+    r = float(norms[~out].max()) if n else 0.0
     if r > 0:
         scale = scale * (r * (1.0 + 8 * _EPS))
-    return center, scale
+    return (center, scale, out) if return_outliers else (center, scale)
+
+
+def clip_rows(Xs, rows):
+    """``Xs`` (scaled training rows, dense or CSR) with the given rows scaled down to norm 1 where above it.
+
+    rows : (n,) bool mask (the outliers of :func:`fit_scaling`). Returns a new array (or ``Xs``
+    itself when nothing is clipped) and the number of rows clipped.
+    """
+    norms = _row_norms(Xs)
+    over = rows & (norms > 1.0)
+    k = int(over.sum())
+    if k == 0:
+        return Xs, 0
+    f = np.ones(Xs.shape[0])
+    f[over] = (1.0 - 8 * _EPS) / norms[over]
+    if sp.issparse(Xs):
+        return sp.csr_matrix(sp.diags(f) @ Xs), k
+    return Xs * f[:, None], k
 
 
 def apply_scaling(X, center, scale):

@@ -83,7 +83,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
     b_ : the threshold on the squared distance (learned or the fixed one), in the scaled space.
     threshold_scale_ : the ``s`` used (1.0 for a fixed threshold).
-    center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_``.
+    center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_`` (fitted without the
+        outlier rows: a row beyond 5x the 99th-percentile row norm).
+    n_clipped_ : int, training rows found to be outliers and pulled in to the unit sphere
+        for the fit (0 on clean data; :mod:`logt.metric_learning.scaling`).
     active_features_ : (d,) bool, the features that vary over the training rows.
         A constant feature adds 0 to every pair difference, so ``W`` is exactly 0 in
         its row and column at the optimum; the optimizer runs on the others only
