@@ -188,3 +188,17 @@ def test_learner_defaults_outlier_rows_runs():
     assert res[0][1] == res[0][2] and res[0][3] == [0]          # no outlier: the rule changes nothing
     assert res[1][3] == [1] and res[1][2][0] > res[1][1][0]     # the 1e4 row is clipped, and that helps
     assert scaling.OUTLIER_FACTOR == factor                     # the constant is restored
+
+
+def test_learner_defaults_generated_problems_run():
+    pytest.importorskip("sklearn")
+    from logt.experiments.learner_defaults import generated, generated_problems
+    a = list(generated_problems(0))
+    b = list(generated_problems(0))
+    assert len(a) == 9 and all(np.array_equal(x[1], y[1]) and np.array_equal(x[2], y[2]) for x, y in zip(a, b))
+    assert {x[1].dtype for x in a} == {np.dtype(np.float64), np.dtype(np.float32)}
+    rows = generated(seeds=(0,), log=lambda m: None)
+    assert [r[0] for r in rows] == [x[0] for x in a]
+    for name, e, ml, nca, clipped, retries in rows:
+        assert all(0.0 <= v <= 1.0 for v in e + ml + nca) and retries == 0
+        assert clipped == (1 if name.startswith("one outlier") else 0)
