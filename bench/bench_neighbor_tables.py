@@ -9,6 +9,9 @@ Cases: dense 1,257 x 64 with 10 classes (digits' training size) and sparse
 4,000 x 123 with 14 nonzeros per row, 2 classes (a9a-like rows; a subset keeps
 the suite short).
 
+Also the squared distances of given pairs (``pair_sq_distances``, the learned threshold's scale)
+against the NumPy gather-and-sum.
+
 Run:  python -m pytest bench/bench_neighbor_tables.py
 """
 import numpy as np
@@ -49,3 +52,21 @@ def test_neighbor_tables(benchmark, name, impl):
             a, b = T1[i][T1[i] >= 0], T2[i][T2[i] >= 0]
             np.testing.assert_allclose(np.sort(((Xd[a] - Xd[i]) ** 2).sum(1)),
                                        np.sort(((Xd[b] - Xd[i]) ** 2).sum(1)), rtol=1e-9, atol=1e-9)
+
+
+def _pair_sq_numpy(X, i, j):
+    D = X[i] - X[j]
+    return np.einsum("ij,ij->i", D, D)
+
+
+@pytest.mark.parametrize("impl", ["logt", "numpy"])
+def test_pair_sq_distances(benchmark, impl):
+    """The learned threshold's scale: squared distances of the 10,000 evaluation pairs (digits' size)."""
+    from logt._kernels._neighbors import pair_sq_distances
+    X, _ = _case("dense_1257x64")
+    rng = np.random.default_rng(4)
+    i, j = rng.integers(0, X.shape[0], 10_000), rng.integers(0, X.shape[0], 10_000)
+    benchmark.group = "pair squared distances 10,000 pairs, d=64"
+    fn = pair_sq_distances if impl == "logt" else _pair_sq_numpy
+    got = benchmark(fn, X, i, j)
+    np.testing.assert_allclose(got, _pair_sq_numpy(X, i, j), rtol=1e-12)
