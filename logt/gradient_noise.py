@@ -18,7 +18,7 @@ gradient stands out of the noise, ``||g_bar||^2 >= RESOLVED * sigma2 / N``
 (its debiased square is then at least 15 times the noise of the mean), or the
 next round would exceed ``max_calls``. ``RESOLVED = 16`` keeps false stops rare
 whatever the shape of the noise: with noise in one coordinate (the metric
-learners' threshold ``b`` carries most of it: a +-1/2 per pair) and a zero
+learners' threshold carries most of it with ``threshold_scale=1.0``: +-1/2 per pair) and a zero
 gradient, ``||g_bar||^2 N / sigma2`` is a chi-square with one degree of freedom,
 and a simulation of these rounds (b0 = 2, 8 means, 1,000 calls) stopped on noise
 in 22-25% of the seeds with the former ``RESOLVED = 4``, 4% with 9 and 0.6-1.2%

@@ -309,7 +309,7 @@ def _trust_radius(st, s1, eta, lam, M, noise):
     random walk of ``M`` steps of that size is allowed on top. ``noise`` is the expected
     norm of a batch mean's noise, ``sqrt(sigma2 / B)`` (``sigma2`` measured at ``x0``):
     both of the other two can be far below it by chance when the noise lives in a few
-    coordinates (a balanced batch of the metric learners' +-1/2 threshold gradients
+    coordinates (a balanced batch of the metric learners' +-s/2 threshold gradients
     sums to 0), and the next batch then moves by the full noise. An unstable step grows
     the iterate geometrically and leaves any such ball within a few steps.
     """

@@ -12,7 +12,7 @@ from logt.domains import PSDCone
 from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
-from logt.oracles.metric import MAX_FEATURES, label_codes
+from logt.oracles.metric import MAX_FEATURES, check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "check_points", "check_pairs", "check_fitted", "varying_features"]
 
@@ -191,11 +191,7 @@ class MahalanobisLearner(BaseEstimator):
         thr = self.threshold
         if not (thr == "learn" if isinstance(thr, str) else False):
             _check_real(thr, "threshold", strict=False)
-        ts = self.threshold_scale
-        if not (isinstance(ts, str) and ts == "auto"):
-            if isinstance(ts, str):
-                raise ValueError(f"threshold_scale must be 'auto' or a number > 0, got {ts!r}")
-            _check_real(ts, "threshold_scale")
+        check_threshold_scale(self.threshold_scale)
         if isinstance(self.n_eval_pairs, bool) or not isinstance(self.n_eval_pairs, numbers.Integral) \
                 or self.n_eval_pairs < 1:
             raise ValueError(f"n_eval_pairs must be an int >= 1, got {self.n_eval_pairs!r}")
@@ -210,12 +206,9 @@ class MahalanobisLearner(BaseEstimator):
         return isinstance(self.threshold, str) and self.threshold == "learn"
 
     def _oracle_threshold_scale(self):
-        """The oracle's ``threshold_scale`` (``b = s * beta``): "auto" (the RMS squared distance of the
-        sampler's pairs), the given number, or 1.0 for a fixed threshold (unused there)."""
-        if not self._learn_threshold:
-            return 1.0
-        ts = self.threshold_scale
-        return ts if isinstance(ts, str) else float(ts)
+        """The oracle's ``threshold_scale`` (``b = s * beta``): the estimator's ("auto" or a number),
+        or 1.0 for a fixed threshold (unused there)."""
+        return self.threshold_scale if self._learn_threshold else 1.0
 
     # ---- fitting -------------------------------------------------------------------
     def _scale_fit(self, X):
@@ -242,7 +235,7 @@ class MahalanobisLearner(BaseEstimator):
                                self.options, gen)
         W, b = oracle.split_point(res.x)
         self._set_metric(W, b)
-        self.threshold_scale_ = float(oracle.threshold_scale) if oracle.learn_threshold else 1.0
+        self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
         self.n_calls_ = res.n_calls
         self.n_projections_ = res.n_projections
         self.n_epochs_ = res.n_epochs

@@ -233,7 +233,7 @@ class MetricLearning(PairGradientCore):
                  learn_threshold=False, threshold=1.0, threshold_scale=1.0):
         lam, n_threads, n_eval_pairs, learn_threshold, threshold = _check_common(
             lam, n_threads, n_eval_pairs, learn_threshold, threshold)
-        threshold_scale = _check_threshold_scale(threshold_scale)
+        threshold_scale = check_threshold_scale(threshold_scale)
         n_neighbors = _check_int(n_neighbors, "n_neighbors", 1, 256)
         X = _check_X(X, "X")
         y = _check_y(y, X.shape[0], "y", "X")
@@ -290,7 +290,7 @@ class MetricLearning(PairGradientCore):
         self = cls.__new__(cls)
         lam, n_threads, n_eval_pairs, learn_threshold, threshold = _check_common(
             lam, n_threads, n_eval_pairs, learn_threshold, threshold)
-        threshold_scale = _check_threshold_scale(threshold_scale)
+        threshold_scale = check_threshold_scale(threshold_scale)
         X = _check_X(X, "X")
         i = np.asarray(i)
         j = np.asarray(j)
@@ -404,7 +404,8 @@ def _check_common(lam, n_threads, n_eval_pairs, learn_threshold, threshold):
     return lam, int(n_threads), int(n_eval_pairs), bool(learn_threshold), float(threshold)
 
 
-def _check_threshold_scale(s):
+def check_threshold_scale(s):
+    """``s`` of a learned threshold: "auto" or a finite number > 0 (returned as float); else ValueError."""
     if isinstance(s, str):
         if s != "auto":
             raise ValueError(f"threshold_scale must be a finite number > 0 or 'auto', got {s!r}")
