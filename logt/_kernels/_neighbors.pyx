@@ -53,13 +53,14 @@ cdef int _select_rows(const double* G, Py_ssize_t rows, Py_ssize_t m, const doub
                        const double* sqc, const int32_t* rcode, const int32_t* ccode,
                        const int64_t* rself, const int64_t* cand, Py_ssize_t k,
                        int32_t* sim, int32_t* dis, double* vs, double* vd, int32_t* cs,
-                       int32_t* cd, double* dist) noexcept nogil:
+                       int32_t* cd, double* dist, double* simd, double* disd) noexcept nogil:
     """Returns 0, or -1 when G holds a non-finite value (the tables are then not filled).
 
     Two passes per row: the distances into ``dist`` (a straight loop the compiler
     vectorizes; ``g * 0`` is 0 for a finite ``g`` and NaN otherwise, so one check per
     row finds a non-finite entry), then the selection, which calls ``_keep`` only
-    for a distance not above the current k-th smallest of its list.
+    for a distance not above the current k-th smallest of its list. ``simd`` / ``disd``
+    (or NULL) receive the kept squared distances (``inf`` in the padding).
     """
     cdef Py_ssize_t r, j, ns, nd, t
     cdef const double* g
@@ -98,10 +99,14 @@ cdef int _select_rows(const double* G, Py_ssize_t rows, Py_ssize_t m, const doub
         for t in range(k):
             sim[r * k + t] = cs[t] if t < ns else -1
             dis[r * k + t] = cd[t] if t < nd else -1
+        if simd != NULL:
+            for t in range(k):
+                simd[r * k + t] = vs[t] if t < ns else INFINITY
+                disd[r * k + t] = vd[t] if t < nd else INFINITY
     return 0
 
 
-def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis):
+def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis, simd=None, disd=None):
     """Fill ``sim`` and ``dis`` ((rows, k) int32) for one block of rows.
 
     G : (rows, m) float64 C-contiguous inner products with the m candidates;
@@ -110,6 +115,8 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis)
     rself : (rows,) int64, the candidate column of each row itself or -1;
     cand : (m,) int64 point index of each candidate column; k in [1, MAX_K].
     Entries are candidate point indices sorted by (distance, index), padded with -1.
+    simd, disd : None or both (rows, k) float64 C-contiguous writeable: the squared distances
+    of the kept entries (``max(sq_i + sq_j - 2 G_ij, 0)``, as selected), ``inf`` in the padding.
     """
     G = np.ascontiguousarray(G, dtype=np.float64)
     if G.ndim != 2:
@@ -131,6 +138,14 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis)
         if not (isinstance(out, np.ndarray) and out.dtype == np.int32 and out.shape == (rows, k)
                 and out.flags.c_contiguous and out.flags.writeable):
             raise ValueError(f"{name} must be a writeable C-contiguous int32 array of shape ({rows}, {k})")
+    if (simd is None) != (disd is None):
+        raise ValueError("give both simd and disd, or neither")
+    want_d = simd is not None
+    if want_d:
+        for name, out in (("simd", simd), ("disd", disd)):
+            if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (rows, k)
+                    and out.flags.c_contiguous and out.flags.writeable):
+                raise ValueError(f"{name} must be a writeable C-contiguous float64 array of shape ({rows}, {k})")
     if m and (cand.min() < 0 or cand.max() > np.iinfo(np.int32).max):
         raise ValueError("cand must hold point indices in [0, 2**31)")
     if rows and (rself.max() >= m or rself.min() < -1):
@@ -162,10 +177,19 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis)
     cdef const double* sqcp = &sqcv[0] if m else NULL
     cdef const int32_t* ccp = &ccv[0] if m else NULL
     cdef const int64_t* cap = &cav[0] if m else NULL
+    cdef double[:, ::1] sdv
+    cdef double[:, ::1] ddv
+    cdef double* sdp = NULL
+    cdef double* ddp = NULL
+    if want_d:
+        sdv = simd
+        ddv = disd
+        sdp = &sdv[0, 0]
+        ddp = &ddv[0, 0]
     cdef int info
     with nogil:
         info = _select_rows(gp, rows, m, &sqrv[0], sqcp, &rcv[0], ccp, &rsv[0], cap, k,
-                     &simv[0, 0], &disv[0, 0], &vsv[0], &vdv[0], &csv[0], &cdv[0], &distv[0])
+                     &simv[0, 0], &disv[0, 0], &vsv[0], &vdv[0], &csv[0], &cdv[0], &distv[0], sdp, ddp)
     if info != 0:
         raise ValueError("G must be finite")
 

@@ -36,6 +36,8 @@ ctypedef struct Sampler:
     const int32_t* ndis          # NEIGHBORS: (n, k) other-class neighbours
     const int32_t* ksim          # NEIGHBORS: valid entries per row
     const int32_t* kdis
+    const int32_t* delig         # NEIGHBORS: points that have an other-class neighbour
+    Py_ssize_t n_delig
     Py_ssize_t n_list            # LIST*: pairs (li[p], lj[p]) with labels ly[p]
     const int32_t* li
     const int32_t* lj

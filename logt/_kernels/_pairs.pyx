@@ -27,7 +27,9 @@ generator, so the same seed gives the same pairs):
   class-mate, ``j`` uniform among its class-mates. Dissimilar: ``i`` uniform,
   ``j`` uniform among the other classes' points.
 * ``NEIGHBORS``: as ``BALANCED``, with ``j`` uniform among ``i``'s listed
-  same-class (similar) or other-class (dissimilar) nearest neighbours.
+  same-class (similar) or other-class (dissimilar) nearest neighbours; ``i`` is
+  uniform among the points with a non-empty list of that kind (all points, and
+  the same draws as before, when every list is non-empty).
 * ``LIST``: a pair uniform from a given list of pairs with given labels;
   ``LIST_BALANCED``: a coin as above, then a pair uniform among the given
   similar or dissimilar pairs.
@@ -169,8 +171,8 @@ cdef void draw_block(const Sampler* s, bitgen_t* rng, Py_ssize_t B,
                 j = <uint32_t>s.nsim[<Py_ssize_t>i * s.k + bounded_uint32(rng, <uint32_t>s.ksim[i])]
             py[b] = 1.0
         else:
-            i = bounded_uint32(rng, <uint32_t>s.n)
             if s.mode == BALANCED_:
+                i = bounded_uint32(rng, <uint32_t>s.n)
                 c = s.lab[i]
                 s0 = s.cstart[c]
                 m = s.cstart[c + 1] - s0
@@ -179,6 +181,7 @@ cdef void draw_block(const Sampler* s, bitgen_t* rng, Py_ssize_t B,
                     u += <uint32_t>m
                 j = <uint32_t>s.order[u]
             else:
+                i = <uint32_t>s.delig[bounded_uint32(rng, <uint32_t>s.n_delig)]
                 j = <uint32_t>s.ndis[<Py_ssize_t>i * s.k + bounded_uint32(rng, <uint32_t>s.kdis[i])]
             py[b] = -1.0
         pi[b] = <int32_t>i
@@ -239,8 +242,9 @@ cdef class PairSampler:
         two (n, k) int arrays of neighbour indices padded with -1 at the end of
         each row (see :func:`logt.metric_learning.neighbors.neighbor_tables`).
         Needs at least 2 classes; "balanced"/"neighbors" need a point with a
-        class-mate (a same-class neighbour) and every point to have an
-        other-class neighbour.
+        class-mate (a same-class neighbour); "neighbors" needs a point with an
+        other-class neighbour (points with an empty list are never the ``i`` of
+        a pair of that kind).
         """
         cdef PairSampler self = PairSampler()
         codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -296,12 +300,13 @@ cdef class PairSampler:
             valid = dis >= 0
             if (codes[np.where(valid, dis, 0)] == codes[:, None])[valid].any():
                 raise ValueError("dis holds a neighbour of the same class")
-            if (kdis == 0).any():
-                raise ValueError("every point needs at least one other-class neighbour")
+            delig = np.flatnonzero(kdis > 0).astype(np.int32)
+            if len(delig) == 0:
+                raise ValueError("no point has an other-class neighbour")
             elig = np.flatnonzero(ksim > 0).astype(np.int32)
             if len(elig) == 0:
                 raise ValueError("no point has a same-class neighbour")
-            keep += [sim, dis, ksim, kdis, elig]
+            keep += [sim, dis, ksim, kdis, elig, delig]
             self.s.k = k
             self.s.nsim = _i32(sim.reshape(-1))
             self.s.ndis = _i32(dis.reshape(-1))
@@ -309,6 +314,8 @@ cdef class PairSampler:
             self.s.kdis = _i32(kdis)
             self.s.elig = _i32(elig)
             self.s.n_elig = len(elig)
+            self.s.delig = _i32(delig)
+            self.s.n_delig = len(delig)
         self._keep = keep
         return self
 

@@ -16,13 +16,19 @@ For large ``n`` the search is restricted to a seeded random subset of at most
 ``max_candidates`` candidates per class (default 2000) (so the cost is ``O(n * C * d)``
 instead of ``O(n^2 d)``); the tables then hold approximate neighbours, which
 is all the sampler needs.
+
+:func:`restrict_impostors` then keeps, of each point's other-class list, only the
+points within ``impostor_radius`` times the distance of its farthest listed
+same-class neighbour (LMNN's "impostors": the other-class points that compete
+with the target neighbours). A point far from every other class then adds no
+dissimilar pair, so its easy pairs no longer dominate the gradient.
 """
 import numpy as np
 import scipy.sparse as sp
 
 from logt._kernels._neighbors import select_block
 
-__all__ = ["neighbor_tables", "neighbor_tables_numpy", "MAX_NEIGHBORS"]
+__all__ = ["neighbor_tables", "neighbor_tables_numpy", "restrict_impostors", "table_sq_distances", "MAX_NEIGHBORS"]
 
 MAX_NEIGHBORS = 256           # k above this is a ValueError (tables are n * k int32 each)
 
@@ -69,8 +75,10 @@ def _candidates(X, codes, max_candidates, rng):
     return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all], pos
 
 
-def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
-    """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1.
+def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_distances=False):
+    """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1
+    (``(sim, dis, dsim, ddis)`` with ``return_distances``: also their (n, k) squared
+    distances as the selection computed them, ``inf`` in the padding).
 
     X : (n, d) float64 ndarray or CSR; codes : (n,) int class codes 0..C-1;
     k : neighbours per list (1..MAX_NEIGHBORS); max_candidates : per-class cap
@@ -90,6 +98,8 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
     rcodes = np.ascontiguousarray(codes, dtype=np.int32)
     dense = not sp.issparse(X)
     buf = np.empty((min(block, n), XcT.shape[1])) if dense else None     # one block buffer, reused
+    dsim = np.empty((n, k)) if return_distances else None
+    ddis = np.empty((n, k)) if return_distances else None
     for r0 in range(0, n, block):
         r1 = min(n, r0 + block)
         if dense:
@@ -97,8 +107,9 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
         else:
             G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
         # compiled: distances sq_i + sq_j - 2 G_ij (clipped at 0), k smallest per row by (distance, column)
-        select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1])
-    return sim, dis
+        select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1],
+                     *((dsim[r0:r1], ddis[r0:r1]) if return_distances else ()))
+    return (sim, dis, dsim, ddis) if return_distances else (sim, dis)
 
 
 def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
@@ -136,3 +147,42 @@ def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
         order = np.argsort(T < 0, axis=1, kind="stable")
         T[:] = np.take_along_axis(T, order, 1)
     return sim, dis
+
+
+
+def table_sq_distances(X, T):
+    """(n, k) squared distances ``||X[i] - X[T[i, c]]||^2`` of a neighbour table ``T`` (``inf`` where
+    ``T`` is -1). X : (n, d) float64 ndarray or CSR. For tables given by the caller; the estimator
+    takes them from :func:`neighbor_tables` (``return_distances=True``) at no extra cost."""
+    from logt.oracles.metric import pair_sq_distances_any
+    T = np.asarray(T)
+    rows, cols = np.nonzero(T >= 0)
+    out = np.full(T.shape, np.inf)
+    out[rows, cols] = pair_sq_distances_any(X, rows, T[rows, cols])
+    return out
+
+
+def restrict_impostors(sim, dis, dsim, ddis, radius):
+    """``dis`` with, in each row, only the other-class points within ``radius`` times the distance of
+    the row's farthest same-class neighbour in ``sim`` (padded with -1 at the row ends, order kept).
+
+    sim, dis : (n, k) int tables of :func:`neighbor_tables`; dsim, ddis : (n, k) their squared
+    distances (``neighbor_tables(..., return_distances=True)`` or :func:`table_sq_distances`);
+    radius : float > 0 (``inf`` keeps every entry). A row without a same-class neighbour keeps its
+    whole list. When no row keeps any entry (every class far from the others) ``dis`` is returned
+    unchanged, so the sampler still has dissimilar pairs. Returns a new (n, k) int32 array (or ``dis``).
+    """
+    radius = float(radius)
+    if not radius > 0.0:
+        raise ValueError(f"impostor_radius must be > 0, got {radius!r}")
+    sim = np.asarray(sim)
+    dis = np.asarray(dis)
+    if np.isinf(radius):
+        return dis
+    reach = np.where(sim >= 0, dsim, -np.inf).max(axis=1)        # farthest target neighbour (-inf: none)
+    reach = np.where(np.isfinite(reach), reach * (radius * radius), np.inf)
+    keep = (dis >= 0) & (np.asarray(ddis) <= reach[:, None])
+    if not keep.any():
+        return dis
+    order = np.argsort(~keep, axis=1, kind="stable")             # kept entries first, in their order
+    return np.take_along_axis(np.where(keep, dis, -1), order, 1).astype(np.int32)

@@ -40,8 +40,9 @@ def pair_distribution(y, sampling="uniform", neighbors=None):
         pair is ``i`` uniform among points that have a class-mate, then ``j``
         uniform among its class-mates; a dissimilar pair is ``i`` uniform over all
         points, ``j`` uniform among the other classes' points;
-      * "neighbors" -- as "balanced", but ``j`` is uniform among ``i``'s listed
-        same-class neighbours (``neighbors[0]``) or other-class neighbours
+      * "neighbors" -- similar and dissimilar with probability 1/2 each; ``i`` uniform
+        among the points with a non-empty list of that kind, ``j`` uniform among ``i``'s
+        listed same-class neighbours (``neighbors[0]``) or other-class neighbours
         (``neighbors[1]``): two (n, k) int arrays padded with -1.
     """
     y = np.asarray(y)
@@ -72,7 +73,7 @@ def pair_distribution(y, sampling="uniform", neighbors=None):
         np.add.at(P, (np.broadcast_to(rows, sim.shape)[sim >= 0], sim[sim >= 0]),
                   (0.5 / elig.sum() / np.maximum(ks, 1)[:, None] * np.ones(sim.shape))[sim >= 0])
         np.add.at(P, (np.broadcast_to(rows, dis.shape)[dis >= 0], dis[dis >= 0]),
-                  (0.5 / n / np.maximum(kd, 1)[:, None] * np.ones(dis.shape))[dis >= 0])
+                  (0.5 / (kd > 0).sum() / np.maximum(kd, 1)[:, None] * np.ones(dis.shape))[dis >= 0])
         return P, Y
     raise ValueError(f"sampling must be 'uniform', 'balanced' or 'neighbors', got {sampling!r}")
 

@@ -6,14 +6,14 @@ from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_labels, check_points
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.neighbors import MAX_NEIGHBORS
-from logt.oracles.metric import SAMPLINGS, MetricLearning
+from logt.oracles.metric import SAMPLINGS, MetricLearning, check_impostor_radius
 
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
 # (see README.md (Metric learner), logt.experiments.learner_defaults and docs/learner-defaults-evidence.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
-                scaling="auto", threshold_scale="auto")
+                scaling="auto", threshold_scale="auto", impostor_radius=1.5)
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm")
 
@@ -39,6 +39,12 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         target neighbours and impostors); "balanced": the same over all
         class-mates resp. all other-class points; "uniform": any pair (the paper's).
     n_neighbors : int in [1, 256], neighbours per list for "neighbors" (default 10).
+    impostor_radius : float > 0 or None, for "neighbors" (default 1.5): of ``i``'s
+        ``n_neighbors`` nearest other-class points only those within ``impostor_radius``
+        times the distance of ``i``'s farthest same-class neighbour are kept (LMNN's
+        impostors; :func:`logt.metric_learning.neighbors.restrict_impostors`). A point
+        far from every other class then draws no dissimilar pair, so the easy pairs
+        stop dominating the metric. None keeps all ``n_neighbors`` (the previous model).
     threshold : "learn" (default: ``b`` is fitted) or a number ``b >= 0`` kept
         fixed (the paper: 1).
     threshold_scale : "auto" (default) or a number ``s > 0``: the unit in which a
@@ -99,7 +105,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                  scaling="auto", method="logt", params="auto", options=None, n_eval_pairs=10_000,
-                 n_threads=None, rng=None, threshold_scale="auto"):
+                 n_threads=None, rng=None, threshold_scale="auto", impostor_radius=1.5):
         self.sampling = sampling
         self.n_neighbors = n_neighbors
         self.threshold = threshold
@@ -113,6 +119,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.n_threads = n_threads
         self.rng = rng
         self.threshold_scale = threshold_scale
+        self.impostor_radius = impostor_radius
 
     @classmethod
     def paper(cls, **kwargs):
@@ -139,6 +146,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         k = self.n_neighbors
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
             raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
+        check_impostor_radius(self.impostor_radius)
 
     def fit(self, X, y):
         """Learn the metric from ``X`` (n, d; dense or sparse, any finite scale) and labels ``y`` (n,).
@@ -167,7 +175,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 Xs, codes, float(self.lam), n_eval_pairs=int(self.n_eval_pairs), eval_rng=eval_seed,
                 n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
                 learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
-                threshold_scale=self._oracle_threshold_scale())
+                threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self.n_features_in_ = X.shape[1]
             self.classes_ = classes
             self._minimize(oracle, gen)

@@ -146,21 +146,40 @@ def _check_int(v, name, lo, hi=None):
     return v
 
 
-def _sampler_for(X, codes, sampling, n_neighbors, neighbors, rng_seed):
+def check_impostor_radius(radius):
+    """``None`` or a float ``> 0`` (``inf`` allowed): the ``impostor_radius`` of the "neighbors" sampler."""
+    if radius is None:
+        return None
+    if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)):
+        raise TypeError(f"impostor_radius must be None or a number > 0, got {radius!r}")
+    radius = float(radius)
+    if not radius > 0.0:
+        raise ValueError(f"impostor_radius must be None or a number > 0, got {radius!r}")
+    return radius
+
+
+def _sampler_for(X, codes, sampling, n_neighbors, neighbors, rng_seed, impostor_radius=None):
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
     tables = None
     if sampling == "neighbors":
+        from logt.metric_learning import neighbors as nb
         if neighbors is None:
-            from logt.metric_learning.neighbors import neighbor_tables
             if X.shape[0] * n_neighbors > MAX_NEIGHBOR_ENTRIES:
                 raise ValueError(f"n_samples * n_neighbors = {X.shape[0] * n_neighbors} exceeds "
                                  f"MAX_NEIGHBOR_ENTRIES = {MAX_NEIGHBOR_ENTRIES}; use fewer neighbours")
-            tables = neighbor_tables(X, codes, n_neighbors, rng=rng_seed)
+            sim, dis, dsim, ddis = nb.neighbor_tables(X, codes, n_neighbors, rng=rng_seed, return_distances=True)
         else:
             tables = tuple(np.asarray(t) for t in neighbors)
             if len(tables) != 2:
                 raise ValueError("neighbors must be a pair (sim, dis) of (n, k) index arrays")
+            sim, dis = tables
+            if impostor_radius is not None:
+                PairSampler.from_labels(codes, sampling, neighbors=tables)   # validates the tables first
+                dsim, ddis = nb.table_sq_distances(X, sim), nb.table_sq_distances(X, dis)
+        if impostor_radius is not None:
+            dis = nb.restrict_impostors(sim, dis, dsim, ddis, impostor_radius)
+        tables = (sim, dis)
     return PairSampler.from_labels(codes, sampling, neighbors=tables), tables
 
 
@@ -197,6 +216,11 @@ class MetricLearning(PairGradientCore):
         among ``i``'s ``n_neighbors`` nearest same-class resp. other-class points.
     n_neighbors : int, neighbours per list for ``sampling="neighbors"`` (default 5).
     neighbors : optional precomputed ``(sim, dis)`` tables for ``sampling="neighbors"``.
+    impostor_radius : None (default: every listed other-class neighbour) or a float ``> 0``:
+        for ``sampling="neighbors"``, keep of ``i``'s other-class neighbours only those within
+        ``impostor_radius`` times the distance of ``i``'s farthest listed same-class neighbour
+        (:func:`logt.metric_learning.neighbors.restrict_impostors`); a point with none left is
+        never the ``i`` of a dissimilar pair. Ignored by the other samplings.
     learn_threshold : bool, default False. With True the point is the
         (d+1) x (d+1) matrix ``Z`` whose leading block is ``W`` and whose last
         diagonal entry is ``beta``, the threshold being ``b = threshold_scale * beta``
@@ -230,10 +254,11 @@ class MetricLearning(PairGradientCore):
 
     def __init__(self, X, y, lam=0.1, *, X_eval=None, y_eval=None, n_eval_pairs=10_000,
                  eval_rng=0, n_threads=None, sampling="uniform", n_neighbors=5, neighbors=None,
-                 learn_threshold=False, threshold=1.0, threshold_scale=1.0):
+                 learn_threshold=False, threshold=1.0, threshold_scale=1.0, impostor_radius=None):
         lam, n_threads, n_eval_pairs, learn_threshold, threshold = _check_common(
             lam, n_threads, n_eval_pairs, learn_threshold, threshold)
         threshold_scale = check_threshold_scale(threshold_scale)
+        impostor_radius = check_impostor_radius(impostor_radius)
         n_neighbors = _check_int(n_neighbors, "n_neighbors", 1, 256)
         X = _check_X(X, "X")
         y = _check_y(y, X.shape[0], "y", "X")
@@ -244,7 +269,7 @@ class MetricLearning(PairGradientCore):
         if len(classes) < 2:
             raise ValueError(f"y must contain at least two classes, got only {classes[0]!r}")
         gen = check_rng(eval_rng)
-        sampler, tables = _sampler_for(X, codes, sampling, n_neighbors, neighbors, gen)
+        sampler, tables = _sampler_for(X, codes, sampling, n_neighbors, neighbors, gen, impostor_radius)
 
         if (X_eval is None) != (y_eval is None):
             raise ValueError("give both X_eval and y_eval, or neither")
@@ -264,7 +289,7 @@ class MetricLearning(PairGradientCore):
             eclasses, ecodes = label_codes(ye, "y_eval")
             if len(eclasses) < 2:
                 raise ValueError(f"y_eval must contain at least two classes, got only {eclasses[0]!r}")
-            esampler, _ = _sampler_for(Xe, ecodes, sampling, n_neighbors, None, gen)
+            esampler, _ = _sampler_for(Xe, ecodes, sampling, n_neighbors, None, gen, impostor_radius)
         ei, ej, ey = esampler.draw(n_eval_pairs, gen)
         if threshold_scale == "auto":
             # from pairs of the training sampler: the evaluation pairs when they are those
@@ -276,6 +301,7 @@ class MetricLearning(PairGradientCore):
         self.sampling = sampling
         self.n_neighbors = n_neighbors if sampling == "neighbors" else None
         self.neighbors = tables
+        self.impostor_radius = impostor_radius if sampling == "neighbors" else None
 
     @classmethod
     def from_pairs(cls, X, i, j, y_pairs, lam=0.1, *, balanced=True, n_eval_pairs=10_000, eval_rng=0,
@@ -312,6 +338,7 @@ class MetricLearning(PairGradientCore):
         self.sampling = "list_balanced" if balanced else "list"
         self.n_neighbors = None
         self.neighbors = None
+        self.impostor_radius = None
         return self
 
     def _finish(self, X, sampler, Xe, ei, ej, ey, lam, n_threads, learn_threshold, threshold,
@@ -416,6 +443,16 @@ def check_threshold_scale(s):
     return float(s)
 
 
+def pair_sq_distances_any(X, i, j):
+    """(P,) float64 ``||x_i[p] - x_j[p]||^2`` for dense (compiled :func:`pair_sq_distances`) or CSR ``X``."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    if sp.issparse(X):
+        D = X[i] - X[j]
+        return np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).ravel()
+    return pair_sq_distances(np.ascontiguousarray(X, dtype=np.float64), i, j)
+
+
 def pair_distance_scale(X, i, j):
     """``sqrt(mean_p ||x_i[p] - x_j[p]||^4)``: the RMS squared distance of the pairs ``(i, j)``
     (1.0 when every pair has distance 0). X : (n, d) dense or CSR; i, j : (P,) int indices.
@@ -423,13 +460,7 @@ def pair_distance_scale(X, i, j):
     As the learned threshold's scale ``s`` (``b = s * beta``) it gives ``beta`` the curvature
     ``s^2 sigma'(z)`` of a typical ``D D^T`` direction (``||D D^T||_F = ||D||^2``), so ``b`` no longer
     dominates the smoothness ``L``, and regularizes ``b`` in units of the data's squared distances."""
-    i = np.asarray(i, dtype=np.int64)
-    j = np.asarray(j, dtype=np.int64)
-    if sp.issparse(X):
-        D = X[i] - X[j]
-        d2 = np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).ravel()
-    else:
-        d2 = pair_sq_distances(np.ascontiguousarray(X, dtype=np.float64), i, j)
+    d2 = pair_sq_distances_any(X, i, j)
     s = math.sqrt(float(d2 @ d2) / len(d2)) if len(d2) else 0.0
     return s if s > 0.0 and math.isfinite(s) else 1.0
 
