@@ -195,7 +195,7 @@ def test_learner_defaults_generated_problems_run():
     from logt.experiments.learner_defaults import generated, generated_problems
     a = list(generated_problems(0))
     b = list(generated_problems(0))
-    assert len(a) == 9 and all(np.array_equal(x[1], y[1]) and np.array_equal(x[2], y[2]) for x, y in zip(a, b))
+    assert len(a) == 10 and all(np.array_equal(x[1], y[1]) and np.array_equal(x[2], y[2]) for x, y in zip(a, b))
     assert {x[1].dtype for x in a} == {np.dtype(np.float64), np.dtype(np.float32)}
     rows = generated(seeds=(0,), log=lambda m: None)
     assert [r[0] for r in rows] == [x[0] for x in a]

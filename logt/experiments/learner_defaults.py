@@ -168,7 +168,8 @@ def outlier_rows(seeds=(100, 101, 102), factors=(5, 10, 30, 100, 1e4), log=print
 def generated_problems(seed):
     """``(name, X, y)`` of seeded problems unlike the development sets (none is used to choose a default):
     class imbalance, 195 noise features, redundant features, 40 points, heavy-tailed noise features,
-    duplicated columns on a 1e6 offset, 8 classes, float32 input, and an outlier row (1e4 x)."""
+    duplicated columns on a 1e6 offset, 8 classes, float32 input, an outlier row (1e4 x), and one far
+    class beside two touching ones (:func:`far_class`)."""
     from sklearn.datasets import make_classification as mc
     rng = np.random.default_rng(seed)
     yield ("imbalance 95/5",) + mc(600, 10, n_informative=4, n_classes=2, weights=[0.95], random_state=300 + seed)
@@ -187,6 +188,22 @@ def generated_problems(seed):
     X, y = mc(400, 12, n_informative=5, n_classes=4, random_state=100 + seed)
     X[0] *= 1e4
     yield "one outlier row (1e4 x)", X, y
+    yield ("one far class, two touching",) + far_class(seed)
+
+
+def far_class(seed, n=100, d=6):
+    """``(X, y)``: 3 classes of ``n`` points in ``d`` dimensions; class 0 lies 6 units out on axis 0, classes
+    1 and 2 touch, 1.6 apart on axis 3 (unit noise on the other axes, 0.5 on these two). With every
+    other-class neighbour in the sampler the far class's easy pairs set the metric; the impostor
+    restriction (``impostor_radius``) is for this case."""
+    rng = np.random.default_rng(400 + seed)
+    X = rng.standard_normal((3 * n, d))
+    X[:, [0, 3]] *= 0.5
+    y = np.repeat([0, 1, 2], n)
+    X[y == 0, 0] += 6.0
+    X[y == 1, 3] += 0.8
+    X[y == 2, 3] -= 0.8
+    return X, y
 
 
 def generated(seeds=(0, 1, 2), log=print):
