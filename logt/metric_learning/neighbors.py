@@ -169,7 +169,8 @@ def restrict_impostors(sim, dis, dsim, ddis, radius):
     sim, dis : (n, k) int tables of :func:`neighbor_tables`; dsim, ddis : (n, k) their squared
     distances (``neighbor_tables(..., return_distances=True)`` or :func:`table_sq_distances`);
     radius : float > 0 (``inf`` keeps every entry). A row without a same-class neighbour keeps its
-    whole list. When no row keeps any entry (every class far from the others) ``dis`` is returned
+    whole list; a row whose listed same-class neighbours all lie at distance 0 (duplicates) keeps
+    only other-class points at distance 0. When no row keeps any entry (every class far from the others) ``dis`` is returned
     unchanged, so the sampler still has dissimilar pairs. Returns a new (n, k) int32 array (or ``dis``).
     """
     radius = float(radius)
