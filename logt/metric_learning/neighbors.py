@@ -28,7 +28,8 @@ import scipy.sparse as sp
 
 from logt._kernels._neighbors import select_block
 
-__all__ = ["neighbor_tables", "neighbor_tables_numpy", "restrict_impostors", "table_sq_distances", "MAX_NEIGHBORS"]
+__all__ = ["neighbor_tables", "neighbor_tables_numpy", "restrict_impostors", "table_sq_distances",
+           "MAX_NEIGHBORS"]
 
 MAX_NEIGHBORS = 256           # k above this is a ValueError (tables are n * k int32 each)
 
@@ -149,7 +150,6 @@ def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
     return sim, dis
 
 
-
 def table_sq_distances(X, T):
     """(n, k) squared distances ``||X[i] - X[T[i, c]]||^2`` of a neighbour table ``T`` (``inf`` where
     ``T`` is -1). X : (n, d) float64 ndarray or CSR. For tables given by the caller; the estimator
@@ -168,17 +168,18 @@ def restrict_impostors(sim, dis, dsim, ddis, radius):
 
     sim, dis : (n, k) int tables of :func:`neighbor_tables`; dsim, ddis : (n, k) their squared
     distances (``neighbor_tables(..., return_distances=True)`` or :func:`table_sq_distances`);
-    radius : float > 0 (``inf`` keeps every entry). A row without a same-class neighbour keeps its
-    whole list; a row whose listed same-class neighbours all lie at distance 0 (duplicates) keeps
-    only other-class points at distance 0. When no row keeps any entry (every class far from the others) ``dis`` is returned
-    unchanged, so the sampler still has dissimilar pairs. Returns a new (n, k) int32 array (or ``dis``).
+    radius : float > 0 (``inf`` or None keeps every entry; checked by
+    :func:`logt.oracles.metric.check_impostor_radius`). A row without a same-class neighbour keeps
+    its whole list; a row whose listed same-class neighbours all lie at distance 0 (duplicates)
+    keeps only other-class points at distance 0. When no row keeps any entry (every class far from
+    the others) ``dis`` is returned unchanged, so the sampler still has dissimilar pairs. Returns a
+    new (n, k) int32 array (or ``dis``).
     """
-    radius = float(radius)
-    if not radius > 0.0:
-        raise ValueError(f"impostor_radius must be > 0, got {radius!r}")
+    from logt.oracles.metric import check_impostor_radius
+    radius = check_impostor_radius(radius)
     sim = np.asarray(sim)
     dis = np.asarray(dis)
-    if np.isinf(radius):
+    if radius is None or np.isinf(radius):
         return dis
     reach = np.where(sim >= 0, dsim, -np.inf).max(axis=1)        # farthest target neighbour (-inf: none)
     reach = np.where(np.isfinite(reach), reach * (radius * radius), np.inf)

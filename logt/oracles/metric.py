@@ -164,22 +164,22 @@ def _sampler_for(X, codes, sampling, n_neighbors, neighbors, rng_seed, impostor_
     tables = None
     if sampling == "neighbors":
         from logt.metric_learning import neighbors as nb
+        want_d = impostor_radius is not None
         if neighbors is None:
             if X.shape[0] * n_neighbors > MAX_NEIGHBOR_ENTRIES:
                 raise ValueError(f"n_samples * n_neighbors = {X.shape[0] * n_neighbors} exceeds "
                                  f"MAX_NEIGHBOR_ENTRIES = {MAX_NEIGHBOR_ENTRIES}; use fewer neighbours")
-            sim, dis, dsim, ddis = nb.neighbor_tables(X, codes, n_neighbors, rng=rng_seed, return_distances=True)
+            tables = nb.neighbor_tables(X, codes, n_neighbors, rng=rng_seed, return_distances=want_d)
         else:
             tables = tuple(np.asarray(t) for t in neighbors)
             if len(tables) != 2:
                 raise ValueError("neighbors must be a pair (sim, dis) of (n, k) index arrays")
-            sim, dis = tables
-            if impostor_radius is not None:
-                PairSampler.from_labels(codes, sampling, neighbors=tables)   # validates the tables first
-                dsim, ddis = nb.table_sq_distances(X, sim), nb.table_sq_distances(X, dis)
-        if impostor_radius is not None:
-            dis = nb.restrict_impostors(sim, dis, dsim, ddis, impostor_radius)
-        tables = (sim, dis)
+            if want_d:       # the distances index X with the tables: validate them first
+                PairSampler.from_labels(codes, sampling, neighbors=tables)
+                tables += tuple(nb.table_sq_distances(X, t) for t in tables)
+        if want_d:
+            sim, dis, dsim, ddis = tables
+            tables = (sim, nb.restrict_impostors(sim, dis, dsim, ddis, impostor_radius))
     return PairSampler.from_labels(codes, sampling, neighbors=tables), tables
 
 
