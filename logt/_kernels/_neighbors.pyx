@@ -134,18 +134,17 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis,
             raise ValueError(f"{name} must have shape ({size},), got {a.shape}")
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be in [1, {MAX_K}], got {k}")
-    for name, out in (("sim", sim), ("dis", dis)):
-        if not (isinstance(out, np.ndarray) and out.dtype == np.int32 and out.shape == (rows, k)
-                and out.flags.c_contiguous and out.flags.writeable):
-            raise ValueError(f"{name} must be a writeable C-contiguous int32 array of shape ({rows}, {k})")
     if (simd is None) != (disd is None):
         raise ValueError("give both simd and disd, or neither")
     want_d = simd is not None
+    outs = [("sim", sim, np.int32), ("dis", dis, np.int32)]
     if want_d:
-        for name, out in (("simd", simd), ("disd", disd)):
-            if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (rows, k)
-                    and out.flags.c_contiguous and out.flags.writeable):
-                raise ValueError(f"{name} must be a writeable C-contiguous float64 array of shape ({rows}, {k})")
+        outs += [("simd", simd, np.float64), ("disd", disd, np.float64)]
+    for name, out, dt in outs:
+        if not (isinstance(out, np.ndarray) and out.dtype == dt and out.shape == (rows, k)
+                and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"{name} must be a writeable C-contiguous {np.dtype(dt).name} array "
+                             f"of shape ({rows}, {k})")
     if m and (cand.min() < 0 or cand.max() > np.iinfo(np.int32).max):
         raise ValueError("cand must hold point indices in [0, 2**31)")
     if rows and (rself.max() >= m or rself.min() < -1):

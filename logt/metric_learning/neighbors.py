@@ -109,7 +109,7 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_d
             G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
         # compiled: distances sq_i + sq_j - 2 G_ij (clipped at 0), k smallest per row by (distance, column)
         select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1],
-                     *((dsim[r0:r1], ddis[r0:r1]) if return_distances else ()))
+                     None if dsim is None else dsim[r0:r1], None if ddis is None else ddis[r0:r1])
     return (sim, dis, dsim, ddis) if return_distances else (sim, dis)
 
 

@@ -123,12 +123,12 @@ def clip_rows(Xs, rows):
     """
     idx = np.flatnonzero(rows)
     norms = _row_norms(Xs[idx]) if idx.size else np.zeros(0)
-    over = idx[norms > 1.0]
-    k = int(over.size)
+    big = norms > 1.0
+    k = int(big.sum())
     if k == 0:
         return Xs, 0
     f = np.ones(Xs.shape[0])
-    f[over] = (1.0 - 8 * _EPS) / norms[norms > 1.0]
+    f[idx[big]] = (1.0 - 8 * _EPS) / norms[big]
     if sp.issparse(Xs):
         return sp.csr_matrix(sp.diags(f) @ Xs), k
     return Xs * f[:, None], k
