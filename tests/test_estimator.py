@@ -44,7 +44,8 @@ def test_get_set_params_round_trip():
     est = MetricLearner(T=123, params={"eta": 0.5, "M": 3, "B1": 2}, rng=7)
     p = est.get_params()
     assert set(p) == {"sampling", "n_neighbors", "threshold", "lam", "T", "scaling", "method", "params",
-                      "options", "n_eval_pairs", "n_threads", "rng", "threshold_scale", "impostor_radius"}
+                      "options", "n_eval_pairs", "n_threads", "rng", "threshold_scale", "impostor_radius",
+                      "loss", "triplet_neighbors"}
     assert p["T"] == 123 and p["rng"] == 7 and p["params"] == {"eta": 0.5, "M": 3, "B1": 2}
     other = MetricLearner().set_params(**p)
     assert other.get_params() == p

@@ -202,3 +202,17 @@ def test_learner_defaults_generated_problems_run():
     for name, e, ml, nca, clipped, retries in rows:
         assert all(0.0 <= v <= 1.0 for v in e + ml + nca) and retries == 0
         assert clipped == (1 if name.startswith("one outlier") else 0)
+
+
+def test_learner_defaults_loss_choice_runs():
+    pytest.importorskip("sklearn")
+    from logt.experiments.learner_defaults import loss_choice
+    res = loss_choice(margins=(0.0, 1.0), quick=True, log=lambda m: None)
+    kinds = {r[0] for r in res}
+    assert kinds == {"development", "generated"} and len(res) == 3 + 10
+    for kind, name, mean, chosen, n in res:
+        assert set(mean) == {"pairs", "triplets", "auto (margin 0 se)", "auto (margin 1 se)"}
+        assert all(0.0 <= a <= 1.0 for v in mean.values() for a in v)
+        assert chosen[1.0] <= chosen[0.0] <= n                   # a larger margin chooses triplets less often
+        if chosen[0.0] == 0:
+            assert mean["auto (margin 0 se)"] == mean["pairs"]

@@ -52,6 +52,17 @@ cdef void draw_block(const Sampler* s, bitgen_t* rng, Py_ssize_t B,
                      int32_t* pi, int32_t* pj, double* py) noexcept nogil
 
 
+# Dense pair differences and their quadratic forms (the dense paths' first step; also the triplet
+# core's): A[b] = X[pi[b]] - X[pj[b]], M = A W (rows), q[b] = D_b^T W D_b; W row stride ld.
+cdef void _dense_q(const double* X, Py_ssize_t d, const int32_t* pi, const int32_t* pj,
+                   Py_ssize_t nb, const double* W, Py_ssize_t ld,
+                   double* A, double* M, double* q) noexcept nogil
+
+# out's row-major lower triangle (d x d, stride ld) mirrored to the upper one, plus lam * W.
+cdef void _mirror_add_lam(double* out, const double* W, Py_ssize_t d, Py_ssize_t ld,
+                          double lam) noexcept nogil
+
+
 cdef class PairSampler:
     cdef Sampler s
     cdef readonly object _keep

@@ -540,8 +540,8 @@ cdef inline double _diff_dot(const double* X, const double* Z, Py_ssize_t d, int
                          Z + <Py_ssize_t>i * d, Z + <Py_ssize_t>j * d, D, d)
 
 
-cdef inline void _mirror_add_lam(double* out, const double* W, Py_ssize_t d, Py_ssize_t ld,
-                                 double lam) noexcept nogil:
+cdef void _mirror_add_lam(double* out, const double* W, Py_ssize_t d, Py_ssize_t ld,
+                          double lam) noexcept nogil:
     """``out``'s row-major lower triangle (d x d block, row stride ld) holds a symmetric sum:
     copy it to the upper triangle and add ``lam * W`` (the dense paths' last step)."""
     cdef Py_ssize_t a, e

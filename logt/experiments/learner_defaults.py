@@ -12,7 +12,9 @@ used here. The chosen defaults and the numbers are in README.md (Metric learner)
 ``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius);
 ``--outliers`` measures the internal scaling's outlier rule on generated data;
 ``--generated`` checks the defaults against Euclidean and NCA on seeded problems
-unlike the development sets (imbalance, noise features, tiny n, heavy tails, ...).
+unlike the development sets (imbalance, noise features, tiny n, heavy tails, ...);
+``--loss-choice`` compares the pair loss, the triplet loss and ``loss="auto"``'s
+cross-validated choice under several standard-error margins on both kinds of problem.
 """
 import argparse
 import itertools
@@ -237,6 +239,55 @@ def generated(seeds=(0, 1, 2), log=print):
     return out
 
 
+def loss_choice(margins=(0.0, 1.0, 2.0), quick=False, log=print):
+    """Test k-NN accuracy of ``MetricLearner(loss="pairs")``, ``loss="triplets"`` and the
+    cross-validated choice (:mod:`logt.metric_learning.loss_choice`) with each standard-error margin
+    in ``margins``, per problem: the development sets (iris 20 splits, the others 3) and
+    :func:`generated_problems` (seeds 0-2). Returns ``[(kind, name, {label: (1-NN, 5-NN)},
+    {margin: times triplets chosen}, runs)]``, accuracies averaged over the runs."""
+    import warnings
+    from logt._threads import single_threaded_blas
+    from logt.metric_learning import MetricLearner
+    from logt.metric_learning import loss_choice as lc
+    from logt._rng import check_rng
+
+    def problems():
+        for name, X, y in dev_datasets(quick):
+            for s in range(20 if name == "iris" and not quick else 3 if not quick else 1):
+                yield ("development", name) + split(X, y, s) + (s,)
+        for seed in ((0,) if quick else (0, 1, 2)):
+            for name, X, y in generated_problems(seed):
+                Xtr, Xte, ytr, yte = split(X, y, 0)
+                if name.startswith("one outlier"):
+                    Xtr, ytr = np.vstack([X[:1], Xtr]), np.concatenate([y[:1], ytr])
+                yield "generated", name, Xtr, Xte, ytr, yte, seed
+
+    rows = {}
+    with single_threaded_blas(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kind, name, Xtr, Xte, ytr, yte, s in problems():
+            acc = {}
+            for loss in ("pairs", "triplets"):
+                m = MetricLearner(loss=loss, rng=s).fit(Xtr, ytr)
+                acc[loss] = knn_accuracy(m.transform(Xtr), ytr, m.transform(Xte), yte)
+            codes = np.unique(ytr, return_inverse=True)[1]
+            _, sc = lc.choose_loss(MetricLearner(rng=s), Xtr, ytr, codes, check_rng(s).spawn(1)[0])  # as fit
+            picks = {}
+            for z in margins:
+                gain = None if sc is None else sc["triplets"] - sc["pairs"]
+                trip = gain is not None and gain > 0 and gain > z * sc["se"]
+                picks[z] = trip
+                acc[f"auto (margin {z:g} se)"] = acc["triplets" if trip else "pairs"]
+            rows.setdefault((kind, name), []).append((acc, picks))
+            log(f"{kind} {name} {s}")
+    out = []
+    for (kind, name), runs in rows.items():
+        mean = {k: tuple(np.mean([r[0][k] for r in runs], axis=0)) for k in runs[0][0]}
+        chosen = {z: sum(r[1][z] for r in runs) for z in margins}
+        out.append((kind, name, mean, chosen, len(runs)))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m logt.experiments.learner_defaults", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -246,7 +297,18 @@ def main(argv=None):
                     help="instead: 1-NN accuracy with one training row scaled up, with and without the outlier rule")
     ap.add_argument("--generated", action="store_true",
                     help="instead: Euclidean / MetricLearner() / NCA on seeded problems unlike the development sets")
+    ap.add_argument("--loss-choice", action="store_true",
+                    help="instead: pair loss / triplet loss / loss='auto' (by standard-error margin) per problem")
     args = ap.parse_args(argv)
+    if args.loss_choice:
+        res = loss_choice(quick=args.quick, log=lambda m: print(m, file=sys.stderr))
+        labels = list(res[0][2])
+        print("| problem | runs | " + " | ".join(f"{k} 1-NN / 5-NN" for k in labels) + " | triplets chosen (margin 0 / 1 / 2 se) |")
+        print("|---|---:|" + "---|" * (len(labels) + 1))
+        for kind, name, mean, chosen, n in res:
+            cells = " | ".join(f"{mean[k][0]:.3f} / {mean[k][1]:.3f}" for k in labels)
+            print(f"| {name} ({kind}) | {n} | {cells} | {' / '.join(str(v) for v in chosen.values())} |")
+        return 0
     if args.generated:
         print("| problem (3 seeds) | Euclidean 1-NN / 5-NN | MetricLearner() | NCA | rows clipped | retries |")
         print("|---|---|---|---|---:|---:|")

@@ -4,6 +4,7 @@
   ``L``, ``lam``, ``G``, ``f_star``, ``minimizer``).
 * :class:`PSDQuadratic` - the paper's toy problem, compiled.
 * :class:`MetricLearning` - regularized distance metric learning on random pairs, compiled.
+* :class:`TripletMetricLearning` - metric learning on (anchor, target, impostor) triplets, compiled.
 * :class:`DiagonalQuadratic` - ``0.5 * sum h (x - a)^2``, a chosen condition number, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
 * :class:`LinearModel` - least squares / logistic regression on a data matrix, compiled.
@@ -13,6 +14,7 @@ from logt.oracles.function import FunctionOracle
 from logt.oracles.linear import LinearModel
 from logt.oracles.metric import MetricLearning
 from logt.oracles.quadratic import PSDQuadratic
+from logt.oracles.triplet import TripletMetricLearning
 from logt._kernels._wquad import DiagonalQuadratic
 
-__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "FunctionOracle", "DiagonalQuadratic", "LinearModel"]
+__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "TripletMetricLearning", "FunctionOracle", "DiagonalQuadratic", "LinearModel"]
