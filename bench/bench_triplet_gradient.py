@@ -11,7 +11,8 @@ Contenders, one group per B:
 * ``logt_blocks`` - ``TripletMetricLearning.mean_grad`` forced to blocks: gather, one dgemm, two dsyrk;
 * ``logt_points`` - forced to the point path: ``Z = X W``, O(d) per triplet, one dsyr2k;
 * ``logt_auto``   - the default (points when ``B >= n``);
-* ``numpy_dense`` - the same formula in NumPy on triplets drawn by NumPy (``einsum`` + two matrix products).
+* ``numpy_dense`` - the same formula in NumPy on triplets drawn by NumPy
+                    (``logt.bench.references.triplet_grad_dense``: ``einsum`` + two matrix products).
 
 Run:  python -m pytest bench/bench_triplet_gradient.py        (pytest-benchmark tables)
       python -m pytest bench/bench_triplet_gradient.py --benchmark-disable   (smoke)
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from logt.bench.cases import metric_dense_problem
+from logt.bench.references import triplet_grad_dense
 from logt.oracles import TripletMetricLearning
 
 LAM = 0.1
@@ -38,13 +40,7 @@ def _oracle(path):
 
 
 def numpy_triplet_grad(o, W, t):
-    """Dense NumPy reference of the mean triplet gradient over list indices ``t``."""
-    ti, tj, tl = (a[t] for a in o.triplets)
-    D1, D2 = o.X[ti] - o.X[tj], o.X[ti] - o.X[tl]
-    z = (np.einsum("bk,kl,bl->b", D1, W, D1, optimize=True)
-         - np.einsum("bk,kl,bl->b", D2, W, D2, optimize=True)) / o.unit + 1.0
-    c = np.exp(-np.logaddexp(0.0, -z)) / (o.unit * len(t))
-    return (D1.T * c) @ D1 - (D2.T * c) @ D2 + o.lam * W
+    return triplet_grad_dense(o.X, o.triplets, t, W, o.unit, o.lam)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

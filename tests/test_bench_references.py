@@ -201,3 +201,17 @@ def test_report_quick_toy_runs():
     assert r.returncode == 0, r.stderr
     assert "Toy oracle" in r.stdout and "B=1e+06" in r.stdout
     assert "PSD projection" not in r.stdout
+
+
+def test_triplet_reference_matches_the_kernel():
+    from logt.oracles import TripletMetricLearning
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 80)
+    X = rng.standard_normal((80, 6)) + y[:, None]
+    X /= np.linalg.norm(X, axis=1).max()
+    o = TripletMetricLearning(X, y, ref.METRIC_LAM)
+    A = rng.standard_normal((6, 6))
+    W = A @ A.T
+    t = rng.integers(0, o.n_triplets, 300)
+    got = ref.triplet_grad_dense(X, o.triplets, t, W, o.unit)
+    np.testing.assert_allclose(got, o._mean_grad_triplets(W, t), rtol=1e-11, atol=1e-13)

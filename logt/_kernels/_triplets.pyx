@@ -42,13 +42,17 @@ cdef extern from "logt_pairpoints.h" nogil:
 # triplets per dense block (2 * TBLK pair rows of d doubles in each of two buffers)
 cdef enum:
     TBLK = 128
-# the triangle-inequality margin of the loss, in units of s
-MARGIN = 1.0
-cdef double _MARGIN = 1.0
+# the margin of the loss, in units of s
+cdef double MARGIN = 1.0
 # the largest d: a d x d metric of 4096^2 doubles is 128 MiB
 MAX_TRIPLET_FEATURES = 4096
 # the most triplets in a list (indices are drawn as 32-bit words)
 MAX_TRIPLETS = 2**31 - 1
+
+
+cdef inline double _z(double q1, double q2, double inv_s) noexcept nogil:
+    """The triplet's ``z = (q1 - q2) / s + 1`` from its two quadratic forms."""
+    return (q1 - q2) * inv_s + MARGIN
 
 
 cdef inline double _softplus(double z) noexcept nogil:
@@ -163,6 +167,21 @@ cdef class TripletGradientCore(CompiledOracle):
             return given[b]
         return <int32_t>bounded_uint32(rng, <uint32_t>self.n_triplets)
 
+    cdef void _block_q(self, const double* W, const int32_t* given, Py_ssize_t b0, Py_ssize_t tb,
+                       bitgen_t* rng) noexcept nogil:
+        """Triplets ``b0 .. b0+tb-1`` (``given`` list indices, or drawn): rows ``b < tb`` of ``_A``
+        get ``D1``, rows ``tb + b`` get ``D2``, ``_q`` their quadratic forms (one dgemm)."""
+        cdef Py_ssize_t b
+        cdef int32_t t
+        for b in range(tb):
+            t = self._pick(given, b0 + b, rng)
+            self._pi[b] = self._ti[t]
+            self._pi[tb + b] = self._ti[t]
+            self._pj[b] = self._tj[t]
+            self._pj[tb + b] = self._tl[t]
+        _dense_q(self._X, self.n_features, self._pi, self._pj, 2 * tb, W, self.n_features,
+                 self._A, self._M, self._q)
+
     # -------------------------------------------------------------- gradient
 
     cdef int mean_grad_into(self, const double* x, Py_ssize_t B,
@@ -182,7 +201,7 @@ cdef class TripletGradientCore(CompiledOracle):
 
     cdef int _grad_blocks(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
                           double* out) noexcept nogil:
-        cdef Py_ssize_t d = self.n_features, b0 = 0, tb, b, a, t
+        cdef Py_ssize_t d = self.n_features, b0 = 0, tb, b, a
         cdef double* A = self._A
         cdef double* M = self._M
         cdef double* q = self._q
@@ -197,16 +216,10 @@ cdef class TripletGradientCore(CompiledOracle):
             if poll_signals(&nxt) != 0:
                 return LOGT_INTERRUPTED
             tb = min(<Py_ssize_t>TBLK, B - b0)
-            for b in range(tb):
-                t = self._pick(given, b0 + b, rng)
-                self._pi[b] = self._ti[t]
-                self._pi[tb + b] = self._ti[t]
-                self._pj[b] = self._tj[t]
-                self._pj[tb + b] = self._tl[t]
-            _dense_q(self._X, d, self._pi, self._pj, 2 * tb, W, d, A, M, q)
+            self._block_q(W, given, b0, tb, rng)
             # rows b < tb: sqrt(c) D1 into M, sqrt(c) D2 into A (row b of A is read before it is overwritten)
             for b in range(tb):
-                r = sqrt(sigmoid_neg(-((q[b] - q[tb + b]) * inv_s + _MARGIN)) * scale)
+                r = sqrt(sigmoid_neg(-_z(q[b], q[tb + b], inv_s)) * scale)
                 for a in range(d):
                     M[b * d + a] = r * A[b * d + a]
                     A[b * d + a] = r * A[(tb + b) * d + a]
@@ -248,7 +261,7 @@ cdef class TripletGradientCore(CompiledOracle):
                                Z + <Py_ssize_t>i * d, Z + <Py_ssize_t>j * d, D1, d)
             q2 = logt_diff_dot(X + <Py_ssize_t>i * d, X + <Py_ssize_t>l * d,
                                Z + <Py_ssize_t>i * d, Z + <Py_ssize_t>l * d, D2, d)
-            c = sigmoid_neg(-((q1 - q2) * inv_s + _MARGIN)) * scale
+            c = sigmoid_neg(-_z(q1, q2, inv_s)) * scale
             logt_row_update(c, D1, Y + <Py_ssize_t>i * d, Y + <Py_ssize_t>j * d, d)
             logt_row_update(-c, D2, Y + <Py_ssize_t>i * d, Y + <Py_ssize_t>l * d, d)
         # column-major upper of out (= row-major lower) = (X^T Y + Y^T X) / 2 = X^T L X
@@ -285,21 +298,14 @@ cdef class TripletGradientCore(CompiledOracle):
     # -------------------------------------------------------------- objective
 
     cdef double _eval_loss_c(self, const double* W) noexcept nogil:
-        cdef Py_ssize_t d = self.n_features, e0 = 0, tb, b
+        cdef Py_ssize_t e0 = 0, tb, b
         cdef Py_ssize_t ne = self.n_eval_triplets
-        cdef int32_t t
         cdef double inv_s = 1.0 / self.unit, total = 0.0
         while e0 < ne:
             tb = min(<Py_ssize_t>TBLK, ne - e0)
+            self._block_q(W, self._ev, e0, tb, NULL)
             for b in range(tb):
-                t = self._ev[e0 + b]
-                self._pi[b] = self._ti[t]
-                self._pi[tb + b] = self._ti[t]
-                self._pj[b] = self._tj[t]
-                self._pj[tb + b] = self._tl[t]
-            _dense_q(self._X, d, self._pi, self._pj, 2 * tb, W, d, self._A, self._M, self._q)
-            for b in range(tb):
-                total += _softplus((self._q[b] - self._q[tb + b]) * inv_s + _MARGIN)
+                total += _softplus(_z(self._q[b], self._q[tb + b], inv_s))
             e0 += tb
         return total / <double>ne
 

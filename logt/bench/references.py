@@ -38,7 +38,7 @@ import scipy.sparse as sp
 __all__ = [
     "SPECTRA", "numpy_eigh_projection", "scipy_eigh_projection", "spectrum_matrices",
     "TOY_D", "toy_average_chunked", "toy_average_raw_bits", "toy_average_materialized",
-    "toy_grad_numpy", "METRIC_LAM", "metric_grad_dense", "metric_grad_loop",
+    "toy_grad_numpy", "METRIC_LAM", "metric_grad_dense", "metric_grad_loop", "triplet_grad_dense",
     "synthetic_binary", "a9a_like", "mushrooms_like", "metric_data", "find_data_dir",
     "numpy_projected_sgd_toy", "numpy_projected_sgd_metric",
 ]
@@ -195,6 +195,21 @@ def metric_grad_loop(Xd, y, W, B, rng, lam=METRIC_LAM, pairs=None):
         c = yy / (1.0 + np.exp(yy * (1.0 - D @ W @ D)))
         G += c * np.outer(D, D)
     return G / B + lam * W
+
+
+def triplet_grad_dense(Xd, triplets, t, W, unit, lam=METRIC_LAM):
+    """The triplet loss's mean gradient in NumPy over list indices ``t`` (B,):
+    ``sum_b sigmoid(z_b) / (s B) (D1 D1^T - D2 D2^T) + lam W`` with ``D1 = x_i - x_j``,
+    ``D2 = x_i - x_l``, ``z = (D1^T W D1 - D2^T W D2) / s + 1`` (``s = unit``).
+
+    Xd : (n, d) dense float64; triplets : ``(ti, tj, tl)`` int arrays (the oracle's list); W : (d, d).
+    """
+    ti, tj, tl = (a[t] for a in triplets)
+    D1, D2 = Xd[ti] - Xd[tj], Xd[ti] - Xd[tl]
+    z = (np.einsum("bk,kl,bl->b", D1, W, D1, optimize=True)
+         - np.einsum("bk,kl,bl->b", D2, W, D2, optimize=True)) / unit + 1.0
+    c = np.exp(-np.logaddexp(0.0, -z)) / (unit * len(t))
+    return (D1.T * c) @ D1 - (D2.T * c) @ D2 + lam * W
 
 
 def synthetic_binary(n, d, nnz, seed):

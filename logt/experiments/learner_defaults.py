@@ -272,11 +272,8 @@ def loss_choice(margins=(0.0, 1.0, 2.0), quick=False, log=print):
                 acc[loss] = knn_accuracy(m.transform(Xtr), ytr, m.transform(Xte), yte)
             codes = np.unique(ytr, return_inverse=True)[1]
             _, sc = lc.choose_loss(MetricLearner(rng=s), Xtr, ytr, codes, check_rng(s).spawn(1)[0])  # as fit
-            picks = {}
-            for z in margins:
-                gain = None if sc is None else sc["triplets"] - sc["pairs"]
-                trip = gain is not None and gain > 0 and gain > z * sc["se"]
-                picks[z] = trip
+            picks = {z: lc.prefers_triplets(sc, z) for z in margins}
+            for z, trip in picks.items():
                 acc[f"auto (margin {z:g} se)"] = acc["triplets" if trip else "pairs"]
             rows.setdefault((kind, name), []).append((acc, picks))
             log(f"{kind} {name} {s}")

@@ -19,7 +19,7 @@ point-path gradient costs ``~2 n d^2`` flops) and at least ``CV_FOLDS`` points i
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LOSSES", "CV_FOLDS", "CV_KS", "CV_MAX_WORK", "CV_SE_MARGIN", "choose_loss", "cv_applies", "knn_accuracy", "knn_correct",
+__all__ = ["LOSSES", "CV_FOLDS", "CV_KS", "CV_MAX_WORK", "CV_SE_MARGIN", "choose_loss", "prefers_triplets", "cv_applies", "knn_accuracy", "knn_correct",
            "stratified_folds"]
 
 LOSSES = ("auto", "pairs", "triplets")
@@ -86,6 +86,15 @@ def choose_loss(est, X, y, codes, gen):
                 c[te, a] = knn_correct(Ztr, codes[tr], Zte, codes[te], k)
         correct[loss] = c.mean(axis=1)
     diff = correct["triplets"] - correct["pairs"]
-    gain, se = float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
-    scores = {"pairs": float(correct["pairs"].mean()), "triplets": float(correct["triplets"].mean()), "se": se}
-    return ("triplets" if gain > 0 and gain > CV_SE_MARGIN * se else "pairs"), scores
+    scores = {"pairs": float(correct["pairs"].mean()), "triplets": float(correct["triplets"].mean()),
+              "se": float(diff.std(ddof=1) / np.sqrt(len(diff)))}
+    return ("triplets" if prefers_triplets(scores) else "pairs"), scores
+
+
+def prefers_triplets(scores, margin=CV_SE_MARGIN):
+    """The rule on :func:`choose_loss`'s ``scores``: the triplet loss's gain is positive and above
+    ``margin`` standard errors. False for ``scores=None`` (no cross-validation)."""
+    if scores is None:
+        return False
+    gain = scores["triplets"] - scores["pairs"]
+    return gain > 0 and gain > margin * scores["se"]

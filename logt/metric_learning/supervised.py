@@ -167,15 +167,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self._check_common_params()
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
-        k = self.n_neighbors
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
-            raise ValueError(f"n_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
+        for name in ("n_neighbors", "triplet_neighbors"):
+            k = getattr(self, name)
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
+                raise ValueError(f"{name} must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
         check_impostor_radius(self.impostor_radius)
         if not isinstance(self.loss, str) or self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        k = self.triplet_neighbors
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
-            raise ValueError(f"triplet_neighbors must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
 
     def fit(self, X, y):
         """Learn the metric from ``X`` (n, d; dense or sparse, any finite scale) and labels ``y`` (n,).
