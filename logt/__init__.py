@@ -14,6 +14,7 @@ from logt._minimize import logt_params, minimize
 from logt._result import MinimizeResult
 from logt._threads import single_threaded_blas
 from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone, project_psd
+from logt.metric_learning import DegenerateMetricWarning
 from logt.estimator import MetricLearner, NotFittedError, PairsMetricLearner, practical_metric_params
 
 __version__ = "0.1.0"
@@ -22,4 +23,5 @@ __all__ = [
     "minimize", "logt_params", "MinimizeResult", "CheckpointError", "single_threaded_blas",
     "PSDCone", "EuclideanBall", "Box", "CallableDomain", "project_psd",
     "MetricLearner", "NotFittedError", "practical_metric_params", "PairsMetricLearner",
+    "DegenerateMetricWarning",
 ]

@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from logt import PairsMetricLearner
+from logt import DegenerateMetricWarning, PairsMetricLearner
 from logt.estimator import NotFittedError
 from logt.metric_learning.pairs import roc_auc
 from logt.metric_learning.reference import objective
@@ -153,7 +153,9 @@ def test_unbalanced_option_and_fixed_threshold():
     P, yp = _pairs(seed=2)
     e = PairsMetricLearner(balance=False, threshold=1.0, rng=0, **FAST).fit(P, yp)
     assert e.b_ == 1.0 and e.result_.x.shape == (5, 5)
-    e1 = PairsMetricLearner(balance=False, rng=0, **FAST).fit(P, np.ones(len(yp), int))   # one kind: allowed
+    with pytest.warns(DegenerateMetricWarning):          # one kind (all similar): allowed, optimum W = 0
+        e1 = PairsMetricLearner(balance=False, rng=0, **FAST).fit(P, np.ones(len(yp), int))
+    assert not e1.components_.any()
     assert np.isfinite(e1.threshold_)
 
 

@@ -216,3 +216,26 @@ def test_learner_defaults_loss_choice_runs():
         assert chosen[1.0] <= chosen[0.0] <= n                   # a larger margin chooses triplets less often
         if chosen[0.0] == 0:
             assert mean["auto (margin 0 se)"] == mean["pairs"]
+
+
+def test_learner_defaults_loss_family_runs():
+    pytest.importorskip("sklearn")
+    from logt.experiments.learner_defaults import loo_1nn, loss_family, loss_family_table, random_problem
+    rows = loss_family(n_problems=20, splits=1, log=lambda m: None)
+    assert [r[0] for r in rows] == list(range(20))
+    for i, desc, s, a0, e, acc, auto, zero in rows:
+        assert 0.0 <= a0 <= 1.0 and auto in ("pairs", "triplets") and set(acc) == set(zero) == {"pairs", "triplets"}
+        assert all(0.0 <= a <= 1.0 for v in (e, *acc.values()) for a in v)
+    # problem 19's triplet optimum is the zero metric (DegenerateMetricWarning is recorded); none of the pair fits
+    assert rows[19][7]["triplets"] and not any(r[7]["pairs"] for r in rows)
+    assert rows[19][6] == "pairs"                               # auto does not choose the zero metric
+    table = loss_family_table(rows)
+    assert table[-1].startswith("| all | 20 |")
+    # the family is seeded, and loo_1nn agrees with a brute force
+    d1, X1, y1 = random_problem(3)
+    d2, X2, y2 = random_problem(3)
+    assert d1 == d2 and np.array_equal(X1, X2) and np.array_equal(y1, y2)
+    X, y = X1[:50], y1[:50]
+    brute = np.mean([y[min((j for j in range(50) if j != k), key=lambda j: np.sum((X[j] - X[k]) ** 2))] == y[k]
+                     for k in range(50)])
+    assert loo_1nn(X, y) == pytest.approx(brute)

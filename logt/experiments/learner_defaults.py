@@ -14,7 +14,10 @@ used here. The chosen defaults and the numbers are in README.md (Metric learner)
 ``--generated`` checks the defaults against Euclidean and NCA on seeded problems
 unlike the development sets (imbalance, noise features, tiny n, heavy tails, ...);
 ``--loss-choice`` compares the pair loss, the triplet loss and ``loss="auto"``'s
-cross-validated choice under several standard-error margins on both kinds of problem.
+cross-validated choice under several standard-error margins on both kinds of problem;
+``--loss-family`` does it on 60 random generated problems (:func:`random_problem`), binned by how
+separated their classes are (Euclidean leave-one-out 1-NN accuracy on the training part), and counts
+fits whose metric is zero (:class:`logt.DegenerateMetricWarning`).
 """
 import argparse
 import itertools
@@ -285,6 +288,103 @@ def loss_choice(margins=(0.0, 1.0, 2.0), quick=False, log=print):
     return out
 
 
+def random_problem(i):
+    """``(description, X, y)``: the ``i``-th problem of a seeded random family (seed ``5000 + i``), never
+    used to choose a default. Two thirds ``make_classification`` (120-700 points, 4-30 features, 2-8
+    informative, sometimes redundant ones, 2-6 classes, one or two clusters per class, ``class_sep`` in
+    [0.5, 3], label noise 0-5%), one third ``make_blobs`` (2-6 centres in 2-7 dimensions, spread 0.5-4)
+    with 0-19 Gaussian noise features."""
+    from sklearn.datasets import make_blobs, make_classification
+    r = np.random.default_rng(5000 + i)
+    kind = int(r.integers(3))
+    n = int(r.choice([120, 200, 400, 700]))
+    if kind < 2:
+        d = int(r.integers(4, 31))
+        inf = int(r.integers(2, min(d, 8) + 1))
+        red = int(r.integers(0, d - inf + 1)) if r.random() < 0.5 else 0
+        c = int(r.integers(2, 7))
+        while c * (1 + kind) > 2 ** inf:
+            c -= 1
+        X, y = make_classification(n, d, n_informative=inf, n_redundant=red, n_classes=c,
+                                   n_clusters_per_class=1 + kind, class_sep=float(r.uniform(0.5, 3.0)),
+                                   flip_y=float(r.choice([0, 0.01, 0.05])), random_state=int(r.integers(2**31)))
+        return f"classification n={n} d={d} informative={inf} redundant={red} classes={c} clusters={1 + kind}", X, y
+    c, d0, dn = int(r.integers(2, 7)), int(r.integers(2, 8)), int(r.integers(0, 20))
+    X, y = make_blobs(n, centers=c, n_features=d0, cluster_std=float(r.uniform(0.5, 4.0)),
+                      random_state=int(r.integers(2**31)))
+    X = np.hstack([X, r.normal(size=(n, dn)) * r.uniform(0.5, 3)])
+    return f"blobs n={n} d={d0}+{dn} noise classes={c}", X, y
+
+
+def loo_1nn(X, y):
+    """Leave-one-out Euclidean 1-NN accuracy of X (n, d) with labels y (n,): how separated the classes are."""
+    X = np.asarray(X, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    np.fill_diagonal(D, np.inf)
+    return float(np.mean(y[np.argmin(D, axis=1)] == y))
+
+
+def loss_family(n_problems=60, splits=3, log=print):
+    """Pair loss, triplet loss and ``loss="auto"`` (its one-standard-error rule) on :func:`random_problem`
+    ``0..n_problems-1``, ``splits`` stratified 70/30 splits each (learners seeded with the split). Returns
+    ``[(i, description, split, a0, euclid (1, 5), {loss: (1-NN, 5-NN)}, auto's loss, {loss: zero metric})]``
+    with ``a0`` the training part's :func:`loo_1nn`."""
+    import warnings
+    from logt._rng import check_rng
+    from logt._threads import single_threaded_blas
+    from logt.metric_learning import DegenerateMetricWarning, MetricLearner
+    from logt.metric_learning import loss_choice as lc
+    out = []
+    with single_threaded_blas():
+        for i in range(n_problems):
+            desc, X, y = random_problem(i)
+            for s in range(splits):
+                Xtr, Xte, ytr, yte = split(X, y, s)
+                acc, zero = {}, {}
+                for loss in ("pairs", "triplets"):
+                    with warnings.catch_warnings(record=True) as w:
+                        warnings.simplefilter("always", DegenerateMetricWarning)
+                        m = MetricLearner(loss=loss, rng=s).fit(Xtr, ytr)
+                    zero[loss] = any(issubclass(x.category, DegenerateMetricWarning) for x in w)
+                    acc[loss] = tuple(knn_accuracy(m.transform(Xtr), ytr, m.transform(Xte), yte))
+                codes = np.unique(ytr, return_inverse=True)[1]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _, sc = lc.choose_loss(MetricLearner(rng=s), Xtr, ytr, codes, check_rng(s).spawn(1)[0])  # as fit
+                auto = "triplets" if lc.prefers_triplets(sc) else "pairs"
+                out.append((i, desc, s, loo_1nn(Xtr, ytr), tuple(knn_accuracy(Xtr, ytr, Xte, yte)), acc, auto, zero))
+            log(f"problem {i}: {desc}")
+    return out
+
+
+LOSS_FAMILY_BINS = ((0.0, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 0.95), (0.95, 1.01))
+
+
+def loss_family_table(rows):
+    """Markdown rows of :func:`loss_family`'s results: per bin of the problem's mean ``a0``, the mean 1-NN / 5-NN
+    of each loss and of ``"auto"``, and the problems where the triplet loss is better / worse (mean 1-NN)."""
+    per = {}
+    for i, desc, s, a0, e, acc, auto, zero in rows:
+        per.setdefault(i, []).append((a0, e, acc["pairs"], acc["triplets"], acc[auto], zero["pairs"], zero["triplets"]))
+    probs = [(np.mean([r[0] for r in v]), *(np.mean([r[k] for r in v], axis=0) for k in (1, 2, 3, 4)),
+              sum(r[5] for r in v), sum(r[6] for r in v)) for v in per.values()]
+    lines = ["| Euclidean LOO 1-NN (train) | problems | Euclidean | pairs (default) | triplets | auto | "
+             "triplets better / worse (1-NN) | zero metric (pairs / triplets fits) |",
+             "|---|---:|---|---|---|---|---|---|"]
+    for lo, hi in LOSS_FAMILY_BINS + ((0.0, 1.01),):
+        sel = [p for p in probs if lo <= p[0] < hi]
+        if not sel:
+            continue
+        m = [np.mean([p[k] for p in sel], axis=0) for k in (1, 2, 3, 4)]
+        better = sum(p[3][0] > p[2][0] for p in sel)
+        worse = sum(p[3][0] < p[2][0] for p in sel)
+        label = "all" if (lo, hi) == (0.0, 1.01) else f"[{lo:g}, {min(hi, 1.0):g}{']' if hi > 1 else ')'}"
+        lines.append(f"| {label} | {len(sel)} | " + " | ".join(f"{a[0]:.3f} / {a[1]:.3f}" for a in m)
+                     + f" | {better} / {worse} | {sum(p[5] for p in sel)} / {sum(p[6] for p in sel)} |")
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m logt.experiments.learner_defaults", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -296,7 +396,14 @@ def main(argv=None):
                     help="instead: Euclidean / MetricLearner() / NCA on seeded problems unlike the development sets")
     ap.add_argument("--loss-choice", action="store_true",
                     help="instead: pair loss / triplet loss / loss='auto' (by standard-error margin) per problem")
+    ap.add_argument("--loss-family", action="store_true",
+                    help="instead: pair loss / triplet loss / loss='auto' on 60 random generated problems, by class separation")
     args = ap.parse_args(argv)
+    if args.loss_family:
+        rows = loss_family(n_problems=8 if args.quick else 60, splits=1 if args.quick else 3,
+                           log=lambda m: print(m, file=sys.stderr))
+        print("\n".join(loss_family_table(rows)))
+        return 0
     if args.loss_choice:
         res = loss_choice(quick=args.quick, log=lambda m: print(m, file=sys.stderr))
         labels = list(res[0][2])

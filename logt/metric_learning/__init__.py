@@ -11,11 +11,11 @@
 * :mod:`.optimizer` -- how the estimators call ``logt.minimize``; ``practical_metric_params``.
 * :func:`auto_budget` -- the budget ``T`` of ``T="auto"`` (the default) from ``lam``.
 """
-from logt.metric_learning._base import auto_budget
+from logt.metric_learning._base import DegenerateMetricWarning, auto_budget
 from logt.metric_learning._compat import HAVE_SKLEARN, NotFittedError
 from logt.metric_learning.optimizer import practical_metric_params
 from logt.metric_learning.pairs import PairsMetricLearner
 from logt.metric_learning.supervised import MetricLearner
 
 __all__ = ["MetricLearner", "PairsMetricLearner", "NotFittedError", "practical_metric_params", "auto_budget",
-           "HAVE_SKLEARN"]
+           "HAVE_SKLEARN", "DegenerateMetricWarning"]

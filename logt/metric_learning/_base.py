@@ -1,6 +1,7 @@
 """Shared machinery of the metric learners: input checks, scaling, the fit core, Mahalanobis methods."""
 import math
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,7 +15,36 @@ from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
 from logt.oracles.metric import MAX_FEATURES, check_threshold_scale, label_codes
 
-__all__ = ["MahalanobisLearner", "check_points", "check_pairs", "check_fitted", "varying_features"]
+__all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points", "check_pairs",
+           "check_fitted", "varying_features", "metric_is_zero"]
+
+# W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
+# lambda_max(W*) of the order of ||G0|| / lam (one step from 0 is -eta G0, and W* = P(-G0 - ...) / lam),
+# while the projections turn an optimum W* = 0 into eigenvalues of eps * ||iterate|| (1e-18 where met).
+# So the learned W is zero at working precision when lambda_max(W) <= ZERO_METRIC_RTOL * ||G0||_F / lam,
+# with G0 the mean gradient of ZERO_CHECK_BATCH samples at 0 (its own fixed seed: the caller's stream is untouched).
+ZERO_METRIC_RTOL = 1e-8
+ZERO_CHECK_BATCH = 1024
+
+
+class DegenerateMetricWarning(UserWarning):
+    """The learned metric is zero: the objective's optimum is ``W = 0``, so the metric carries no
+    information (every point maps to 0). Raised by :class:`logt.MetricLearner` and
+    :class:`logt.PairsMetricLearner` after a fit; ``components_`` is then exactly 0."""
+
+
+def metric_is_zero(W, oracle):
+    """Whether the learned PSD ``W`` (m, m; the metric block of the oracle's point) is zero at working
+    precision: ``lambda_max(W) <= ZERO_METRIC_RTOL * ||G0||_F / lam`` with ``G0`` the metric block of
+    ``oracle.mean_grad(0, ZERO_CHECK_BATCH, default_rng(0))`` (scale-free: the test reads W against the
+    size of the loss's own gradient, whatever the data's scale)."""
+    W = np.asarray(W, dtype=np.float64)
+    lmax = float(np.linalg.eigvalsh(0.5 * (W + W.T))[-1]) if W.size else 0.0
+    if lmax <= 0.0:
+        return True
+    g0 = oracle.mean_grad(np.zeros(oracle.shape), ZERO_CHECK_BATCH, np.random.default_rng(0))
+    G0 = np.asarray(oracle.split_point(g0)[0])
+    return lmax <= ZERO_METRIC_RTOL * float(np.linalg.norm(G0)) / float(oracle.lam)
 
 
 def check_fitted(est):
@@ -234,6 +264,9 @@ class MahalanobisLearner(BaseEstimator):
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen)
         W, b = oracle.split_point(res.x)
+        if metric_is_zero(W, oracle):
+            W = np.zeros_like(W)
+            warnings.warn(self._zero_metric_message(oracle), DegenerateMetricWarning, stacklevel=3)
         self._set_metric(W, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
         self.n_calls_ = res.n_calls
@@ -242,13 +275,24 @@ class MahalanobisLearner(BaseEstimator):
         self.result_ = res
         return res
 
+    def _zero_metric_message(self, oracle):
+        return (f"{type(self).__name__}: the learned metric is zero (W = 0 is the optimum of this objective at "
+                f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "
+                "transform() maps every point to 0, and distances or k-NN on it carry no information. The "
+                "labels may not depend on the features through a Mahalanobis distance"
+                + ("; try loss='pairs'." if getattr(self, "loss_", "pairs") == "triplets" else "."))
+
     def _set_metric(self, W, b):
         """components_ in the original space from ``W`` on the scaled active features (eigendecomposition);
-        the columns of constant features are exactly 0."""
+        the columns of constant features are exactly 0. A zero ``W`` gives one row of zeros (rank 0 kept
+        as a (1, d) map, so transform's output keeps a column)."""
         S = 0.5 * (W + W.T)
         s, U = np.linalg.eigh(S)
         tol = S.shape[0] * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
         keep = s > tol
+        if not keep.any():
+            keep[-1] = True               # W = 0: U's last column times sqrt(0) = 0
+            s = np.maximum(s, 0.0)
         Lm = (U[:, keep] * np.sqrt(s[keep])).T[::-1]     # largest eigenvalue first
         active = self.active_features_
         if not active.all():

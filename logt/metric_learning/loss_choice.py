@@ -16,8 +16,12 @@ where a fit is cheap: dense data with ``n d^2 <= CV_MAX_WORK`` (``n`` rows, ``d`
 point-path gradient costs ``~2 n d^2`` flops) and at least ``CV_FOLDS`` points in every class
 (each training fold then keeps two). Elsewhere ``"auto"`` is the pair loss, with no extra cost.
 """
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
+
+from logt.metric_learning._base import DegenerateMetricWarning
 
 __all__ = ["LOSSES", "CV_FOLDS", "CV_KS", "CV_MAX_WORK", "CV_SE_MARGIN", "choose_loss", "prefers_triplets", "cv_applies", "knn_accuracy", "knn_correct",
            "stratified_folds"]
@@ -80,7 +84,9 @@ def choose_loss(est, X, y, codes, gen):
         c = np.zeros((len(codes), len(CV_KS)))
         for f in range(CV_FOLDS):
             tr, te = fold != f, fold == f
-            sub = type(est)(**{**params, "loss": loss, "rng": int(seeds[f])}).fit(X[tr], y[tr])
+            with warnings.catch_warnings():       # a zero metric is scored (by chance-level k-NN), not reported
+                warnings.simplefilter("ignore", DegenerateMetricWarning)
+                sub = type(est)(**{**params, "loss": loss, "rng": int(seeds[f])}).fit(X[tr], y[tr])
             Ztr, Zte = sub.transform(X[tr]), sub.transform(X[te])
             for a, k in enumerate(CV_KS):
                 c[te, a] = knn_correct(Ztr, codes[tr], Zte, codes[te], k)
