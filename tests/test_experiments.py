@@ -160,6 +160,11 @@ def test_learner_defaults_sweep_runs_on_development_sets():
     (label, g1, g5, w1, w5, sec), = res
     assert label == "T=2e4" and -1 <= w1 <= g1 <= 1 and -1 <= w5 <= g5 <= 1 and sec > 0
     assert {"budget", "lam-k", "threshold-scale"} <= set(SWEEPS)
+    logs = []
+    (label, g1, g5, w1, w5, sec), = sweep([("T=2e4", {"T": 20_000})], splits=1, quick=True, log=logs.append,
+                                          family=True)
+    assert len(logs) == 8 and logs[0].startswith("done classification")    # the random family's problems
+    assert -1 <= w1 <= g1 <= 1 and -1 <= w5 <= g5 <= 1
 
 
 def test_metric_summarize_averages_repeats_with_different_schedules():

@@ -9,7 +9,8 @@ minus Euclidean k-NN's for a grid of settings (sampling, threshold, lam, T).
 The evaluation targets (wine, breast cancer, digits, mushrooms, adult) are never
 used here. The chosen defaults and the numbers are in README.md (Metric learner).
 
-``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius);
+``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius), with
+``--family`` on the 60 random generated problems of ``--loss-family`` instead of the development sets;
 ``--outliers`` measures the internal scaling's outlier rule on generated data;
 ``--generated`` checks the defaults against Euclidean and NCA on seeded problems
 unlike the development sets (imbalance, noise features, tiny n, heavy tails, ...);
@@ -98,15 +99,17 @@ def run(quick=False, seeds=(0,), log=print):
     return out
 
 
-def sweep(settings, splits=3, quick=False, log=print):
+def sweep(settings, splits=3, quick=False, log=print, family=False):
     """Mean / worst k-NN gain over Euclidean of ``MetricLearner(**kw)`` (current defaults otherwise) for each
-    ``(label, kw)`` in ``settings``, over the development sets and ``splits`` stratified splits each
+    ``(label, kw)`` in ``settings``, over the development sets (``family=True``: the 60 problems of
+    :func:`random_problem`, never used to choose a default) and ``splits`` stratified splits each
     (split ``s`` and ``rng=s``). Returns ``[(label, mean1, mean5, worst1, worst5, median_fit_s)]``."""
     from logt._threads import single_threaded_blas
     from logt.metric_learning import MetricLearner
     rows = {label: [] for label, _ in settings}
+    data = (random_problem(i) for i in range(8 if quick else 60)) if family else dev_datasets(quick)
     with single_threaded_blas():
-        for name, X, y in dev_datasets(quick):
+        for name, X, y in data:
             for s in range(splits):
                 Xtr, Xte, ytr, yte = split(X, y, s)
                 e = knn_accuracy(Xtr, ytr, Xte, yte)
@@ -390,6 +393,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", choices=sorted(SWEEPS),
                     help="instead of the grid: one sweep around the current defaults, 3 splits per data set")
+    ap.add_argument("--family", action="store_true",
+                    help="with --sweep: on the 60 random generated problems instead of the development sets")
     ap.add_argument("--outliers", action="store_true",
                     help="instead: 1-NN accuracy with one training row scaled up, with and without the outlier rule")
     ap.add_argument("--generated", action="store_true",
@@ -427,7 +432,7 @@ def main(argv=None):
                   f"{' / '.join(str(c) for c in nc)} |")
         return 0
     if args.sweep:
-        res = sweep(SWEEPS[args.sweep], quick=args.quick, log=lambda m: print(m, file=sys.stderr))
+        res = sweep(SWEEPS[args.sweep], quick=args.quick, log=lambda m: print(m, file=sys.stderr), family=args.family)
         print("| setting | mean gain 1-NN | mean gain 5-NN | worst 1-NN | worst 5-NN | median fit s |")
         print("|---|---:|---:|---:|---:|---:|")
         for label, g1, g5, w1, w5, sec in res:
