@@ -15,11 +15,11 @@ from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
 from logt.oracles.metric import MAX_FEATURES, check_threshold_scale, label_codes
 
-__all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points", "check_pairs",
-           "check_fitted", "varying_features", "metric_is_zero"]
+__all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
+           "check_pairs", "check_fitted", "varying_features", "metric_is_zero"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
-# lambda_max(W*) of the order of ||G0|| / lam (one step from 0 is -eta G0, and W* = P(-G0 - ...) / lam),
+# lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
 # while the projections turn an optimum W* = 0 into eigenvalues of eps * ||iterate|| (1e-18 where met).
 # So the learned W is zero at working precision when lambda_max(W) <= ZERO_METRIC_RTOL * ||G0||_F / lam,
 # with G0 the mean gradient of ZERO_CHECK_BATCH samples at 0 (its own fixed seed: the caller's stream is untouched).
@@ -266,7 +266,7 @@ class MahalanobisLearner(BaseEstimator):
         W, b = oracle.split_point(res.x)
         if metric_is_zero(W, oracle):
             W = np.zeros_like(W)
-            warnings.warn(self._zero_metric_message(oracle), DegenerateMetricWarning, stacklevel=3)
+            warnings.warn(self._zero_metric_message(), DegenerateMetricWarning, stacklevel=3)
         self._set_metric(W, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
         self.n_calls_ = res.n_calls
@@ -275,7 +275,7 @@ class MahalanobisLearner(BaseEstimator):
         self.result_ = res
         return res
 
-    def _zero_metric_message(self, oracle):
+    def _zero_metric_message(self):
         return (f"{type(self).__name__}: the learned metric is zero (W = 0 is the optimum of this objective at "
                 f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "
                 "transform() maps every point to 0, and distances or k-NN on it carry no information. The "
