@@ -245,6 +245,26 @@ def generated(seeds=(0, 1, 2), log=print):
     return out
 
 
+def _both_losses(Xtr, Xte, ytr, yte, seed):
+    """Fit ``MetricLearner(loss="pairs")`` and ``loss="triplets"`` (``rng=seed``) on the training part. Returns
+    ``({loss: (1-NN, 5-NN) test accuracy}, {loss: whether the fit's metric is zero}, scores)`` with ``scores``
+    ``loss="auto"``'s cross-validation scores exactly as its fit computes them (None where it does not apply)."""
+    import warnings
+    from logt._rng import check_rng
+    from logt.metric_learning import DegenerateMetricWarning, MetricLearner
+    from logt.metric_learning import loss_choice as lc
+    acc, zero = {}, {}
+    for loss in ("pairs", "triplets"):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always", DegenerateMetricWarning)
+            m = MetricLearner(loss=loss, rng=seed).fit(Xtr, ytr)
+        zero[loss] = any(issubclass(x.category, DegenerateMetricWarning) for x in w)
+        acc[loss] = tuple(knn_accuracy(m.transform(Xtr), ytr, m.transform(Xte), yte))
+    codes = np.unique(ytr, return_inverse=True)[1]
+    _, scores = lc.choose_loss(MetricLearner(rng=seed), Xtr, ytr, codes, check_rng(seed).spawn(1)[0])
+    return acc, zero, scores
+
+
 def loss_choice(margins=(0.0, 1.0, 2.0), quick=False, log=print):
     """Test k-NN accuracy of ``MetricLearner(loss="pairs")``, ``loss="triplets"`` and the
     cross-validated choice (:mod:`logt.metric_learning.loss_choice`) with each standard-error margin
@@ -253,9 +273,7 @@ def loss_choice(margins=(0.0, 1.0, 2.0), quick=False, log=print):
     {margin: times triplets chosen}, runs)]``, accuracies averaged over the runs."""
     import warnings
     from logt._threads import single_threaded_blas
-    from logt.metric_learning import MetricLearner
     from logt.metric_learning import loss_choice as lc
-    from logt._rng import check_rng
 
     def problems():
         for name, X, y in dev_datasets(quick):
@@ -272,12 +290,7 @@ def loss_choice(margins=(0.0, 1.0, 2.0), quick=False, log=print):
     with single_threaded_blas(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for kind, name, Xtr, Xte, ytr, yte, s in problems():
-            acc = {}
-            for loss in ("pairs", "triplets"):
-                m = MetricLearner(loss=loss, rng=s).fit(Xtr, ytr)
-                acc[loss] = knn_accuracy(m.transform(Xtr), ytr, m.transform(Xte), yte)
-            codes = np.unique(ytr, return_inverse=True)[1]
-            _, sc = lc.choose_loss(MetricLearner(rng=s), Xtr, ytr, codes, check_rng(s).spawn(1)[0])  # as fit
+            acc, _, sc = _both_losses(Xtr, Xte, ytr, yte, s)
             picks = {z: lc.prefers_triplets(sc, z) for z in margins}
             for z, trip in picks.items():
                 acc[f"auto (margin {z:g} se)"] = acc["triplets" if trip else "pairs"]
@@ -334,27 +347,16 @@ def loss_family(n_problems=60, splits=3, log=print):
     ``[(i, description, split, a0, euclid (1, 5), {loss: (1-NN, 5-NN)}, auto's loss, {loss: zero metric})]``
     with ``a0`` the training part's :func:`loo_1nn`."""
     import warnings
-    from logt._rng import check_rng
     from logt._threads import single_threaded_blas
-    from logt.metric_learning import DegenerateMetricWarning, MetricLearner
     from logt.metric_learning import loss_choice as lc
     out = []
-    with single_threaded_blas():
+    with single_threaded_blas(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         for i in range(n_problems):
             desc, X, y = random_problem(i)
             for s in range(splits):
                 Xtr, Xte, ytr, yte = split(X, y, s)
-                acc, zero = {}, {}
-                for loss in ("pairs", "triplets"):
-                    with warnings.catch_warnings(record=True) as w:
-                        warnings.simplefilter("always", DegenerateMetricWarning)
-                        m = MetricLearner(loss=loss, rng=s).fit(Xtr, ytr)
-                    zero[loss] = any(issubclass(x.category, DegenerateMetricWarning) for x in w)
-                    acc[loss] = tuple(knn_accuracy(m.transform(Xtr), ytr, m.transform(Xte), yte))
-                codes = np.unique(ytr, return_inverse=True)[1]
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    _, sc = lc.choose_loss(MetricLearner(rng=s), Xtr, ytr, codes, check_rng(s).spawn(1)[0])  # as fit
+                acc, zero, sc = _both_losses(Xtr, Xte, ytr, yte, s)
                 auto = "triplets" if lc.prefers_triplets(sc) else "pairs"
                 out.append((i, desc, s, loo_1nn(Xtr, ytr), tuple(knn_accuracy(Xtr, ytr, Xte, yte)), acc, auto, zero))
             log(f"problem {i}: {desc}")

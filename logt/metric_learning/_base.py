@@ -39,7 +39,11 @@ def metric_is_zero(W, oracle):
     ``oracle.mean_grad(0, ZERO_CHECK_BATCH, default_rng(0))`` (scale-free: the test reads W against the
     size of the loss's own gradient, whatever the data's scale)."""
     W = np.asarray(W, dtype=np.float64)
-    lmax = float(np.linalg.eigvalsh(0.5 * (W + W.T))[-1]) if W.size else 0.0
+    return _largest_is_zero(float(np.linalg.eigvalsh(0.5 * (W + W.T))[-1]) if W.size else 0.0, oracle)
+
+
+def _largest_is_zero(lmax, oracle):
+    """:func:`metric_is_zero` from ``lmax``, the largest eigenvalue of ``W``."""
     if lmax <= 0.0:
         return True
     g0 = oracle.mean_grad(np.zeros(oracle.shape), ZERO_CHECK_BATCH, np.random.default_rng(0))
@@ -264,10 +268,11 @@ class MahalanobisLearner(BaseEstimator):
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen)
         W, b = oracle.split_point(res.x)
-        if metric_is_zero(W, oracle):
-            W = np.zeros_like(W)
+        s, U = np.linalg.eigh(0.5 * (W + W.T))        # one eigendecomposition: the zero test and components_
+        if _largest_is_zero(float(s[-1]), oracle):
+            s = np.zeros_like(s)
             warnings.warn(self._zero_metric_message(), DegenerateMetricWarning, stacklevel=3)
-        self._set_metric(W, b)
+        self._set_metric(s, U, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
         self.n_calls_ = res.n_calls
         self.n_projections_ = res.n_projections
@@ -282,13 +287,11 @@ class MahalanobisLearner(BaseEstimator):
                 "labels may not depend on the features through a Mahalanobis distance"
                 + ("; try loss='pairs'." if getattr(self, "loss_", "pairs") == "triplets" else "."))
 
-    def _set_metric(self, W, b):
-        """components_ in the original space from ``W`` on the scaled active features (eigendecomposition);
-        the columns of constant features are exactly 0. A zero ``W`` gives one row of zeros (rank 0 kept
-        as a (1, d) map, so transform's output keeps a column)."""
-        S = 0.5 * (W + W.T)
-        s, U = np.linalg.eigh(S)
-        tol = S.shape[0] * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
+    def _set_metric(self, s, U, b):
+        """components_ in the original space from ``W = U diag(s) U^T`` (ascending eigenvalues ``s``) on the
+        scaled active features; the columns of constant features are exactly 0. A zero ``W`` gives one row
+        of zeros (rank 0 kept as a (1, d) map, so transform's output keeps a column)."""
+        tol = len(s) * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
         keep = s > tol
         if not keep.any():
             keep[-1] = True               # W = 0: U's last column times sqrt(0) = 0
