@@ -46,7 +46,7 @@ def test_get_set_params_round_trip():
     p = est.get_params()
     assert set(p) == {"sampling", "n_neighbors", "threshold", "lam", "T", "scaling", "method", "params",
                       "options", "n_eval_pairs", "n_threads", "rng", "threshold_scale", "impostor_radius",
-                      "loss", "triplet_neighbors"}
+                      "loss", "triplet_neighbors", "whiten"}
     assert p["T"] == 123 and p["rng"] == 7 and p["params"] == {"eta": 0.5, "M": 3, "B1": 2}
     other = MetricLearner().set_params(**p)
     assert other.get_params() == p
@@ -72,9 +72,10 @@ def test_raw_data_fit_and_components_in_original_space(data, fitted):
     W = fitted.get_mahalanobis_matrix()
     assert W.shape == (6, 6) and np.allclose(W, W.T)
     assert np.linalg.eigvalsh(W).min() >= -1e-12 * np.abs(W).max()
-    # W in the original space = S^-1 W_scaled S^-1 (the centre cancels in differences)
+    # W in the original space = S^-1 A W_learned A^T S^-1 (A: the whitening; the centre cancels in differences)
     Zs = fitted.result_.x
-    Ws = Zs[:6, :6]
+    A = fitted.whitening_
+    Ws = A @ Zs[:6, :6] @ A.T
     S = fitted.scale_
     assert np.allclose(W, Ws / np.outer(S, S), rtol=1e-9, atol=1e-12 * np.abs(W).max())
     assert fitted.b_ == pytest.approx(fitted.threshold_scale_ * Zs[6, 6]) and fitted.b_ >= 0
@@ -83,8 +84,9 @@ def test_raw_data_fit_and_components_in_original_space(data, fitted):
     assert fitted.result_.params["retries"] == 0 and len(epochs) == fitted.n_epochs_
     assert fitted.n_projections_ == fitted.result_.n_projections == sum(2 * M + 1 for _, M, _ in epochs)
     assert fitted.n_calls_ <= FAST["T"]
-    # every scaled training row is in the unit ball (the oracle's precondition)
+    # every scaled (and whitened) training row is in the unit ball (the oracle's precondition)
     assert np.linalg.norm(apply_scaling(X, fitted.center_, fitted.scale_), axis=1).max() <= 1.0
+    assert np.linalg.norm(apply_scaling(X, fitted.center_, fitted.scale_) @ A, axis=1).max() <= 1.0
     assert list(fitted.classes_) == [0, 1, 2]
 
 
@@ -150,9 +152,9 @@ def test_determinism_and_sparse_equivalence(data, fitted):
     assert np.array_equal(again.components_, fitted.components_)
     other = MetricLearner(rng=1, **FAST).fit(X, y)
     assert not np.array_equal(other.components_, fitted.components_)
-    # sparse input: the same problem with scaling="max_norm" on non-negative data
+    # sparse input: the same problem with scaling="max_norm" on non-negative data (sparse input is not whitened)
     Xp = np.abs(X[:, :3]) / np.abs(X[:, :3]).max(0)
-    dense = MetricLearner(rng=0, scaling=None, sampling="balanced", **FAST).fit(Xp / 2, y)
+    dense = MetricLearner(rng=0, scaling=None, whiten=None, sampling="balanced", **FAST).fit(Xp / 2, y)
     sparse = MetricLearner(rng=0, scaling=None, sampling="balanced", **FAST).fit(sp.csr_matrix(Xp / 2), y)
     assert np.abs(sparse.get_mahalanobis_matrix() - dense.get_mahalanobis_matrix()).max() <= 1e-9
 
@@ -162,7 +164,7 @@ def test_fit_reaches_the_reference_optimum():
     from logt.metric_learning.reference import solve
     X, y = _raw(n=60, d=4, seed=5)
     est = MetricLearner(rng=0, T=400_000, sampling="balanced", n_threads=1, lam=0.1).fit(X, y)
-    A = apply_scaling(X, est.center_, est.scale_)
+    A = apply_scaling(X, est.center_, est.scale_) @ est.whitening_      # the rows the oracle saw
     codes = np.unique(y, return_inverse=True)[1]
     P, Y = pair_distribution(codes, "balanced")
     s = est.threshold_scale_

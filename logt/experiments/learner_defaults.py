@@ -9,7 +9,7 @@ minus Euclidean k-NN's for a grid of settings (sampling, threshold, lam, T).
 The evaluation targets (wine, breast cancer, digits, mushrooms, adult) are never
 used here. The chosen defaults and the numbers are in README.md (Metric learner).
 
-``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius), with
+``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius, whiten), with
 ``--family`` on the 60 random generated problems of ``--loss-family`` instead of the development sets;
 ``--outliers`` measures the internal scaling's outlier rule on generated data;
 ``--generated`` checks the defaults against Euclidean and NCA on seeded problems
@@ -135,6 +135,9 @@ SWEEPS = {
               for lam in (0.3, 0.1, 0.03, 0.01) for k in (5, 10, 20)],
     # impostor_radius: which other-class neighbours give dissimilar pairs (None: all n_neighbors)
     "impostor-radius": [(f"impostor_radius={r}", {"impostor_radius": r}) for r in (None, 1.0, 1.5, 2.0, 3.0)],
+    # target-pair whitening (the default) against the scaled space (the previous model), both losses
+    "whiten": [(f"loss={loss}, whiten={w!r}", {"loss": loss, "whiten": w})
+               for loss in ("pairs", "triplets") for w in (None, "targets")],
     # the learned threshold's unit: "auto" (RMS squared pair distance) against 1 (the previous model)
     "threshold-scale": [(f"lam={lam:g}, threshold_scale={s}", {"lam": lam, "threshold_scale": s})
                         for lam in (0.1, 0.01, 0.001) for s in ("auto", 1.0)],

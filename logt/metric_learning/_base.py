@@ -258,6 +258,7 @@ class MahalanobisLearner(BaseEstimator):
         Xs = apply_scaling(X, center, scale)
         active = varying_features(Xs)
         self.active_features_ = active
+        self.whitening_, self.whitening_shrinkage_ = None, math.nan      # MetricLearner's whiten may set them
         Xs, self.n_clipped_ = clip_rows(Xs, outliers)     # outlier rows pulled in to the unit sphere
         if active.all():
             return Xs
@@ -289,14 +290,16 @@ class MahalanobisLearner(BaseEstimator):
 
     def _set_metric(self, s, U, b):
         """components_ in the original space from ``W = U diag(s) U^T`` (ascending eigenvalues ``s``) on the
-        scaled active features; the columns of constant features are exactly 0. A zero ``W`` gives one row
-        of zeros (rank 0 kept as a (1, d) map, so transform's output keeps a column)."""
+        scaled (and, with ``whitening_``, whitened) active features; the columns of constant features are
+        exactly 0. A zero ``W`` gives one row of zeros (rank 0 kept as a (1, d) map, so transform's output keeps a column)."""
         tol = len(s) * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
         keep = s > tol
         if not keep.any():
             keep[-1] = True               # W = 0: U's last column times sqrt(0) = 0
             s = np.maximum(s, 0.0)
         Lm = (U[:, keep] * np.sqrt(s[keep])).T[::-1]     # largest eigenvalue first
+        if self.whitening_ is not None:                  # W acts on the whitened rows x @ whitening_
+            Lm = Lm @ self.whitening_.T
         active = self.active_features_
         if not active.all():
             full = np.zeros((Lm.shape[0], active.size))

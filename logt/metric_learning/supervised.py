@@ -8,6 +8,7 @@ from logt.metric_learning._base import MahalanobisLearner, check_labels, check_p
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
 from logt.metric_learning.neighbors import MAX_NEIGHBORS
+from logt.metric_learning.whitening import WHITENINGS, fit_whitening, whiten_rows
 from logt.oracles.metric import SAMPLINGS, MetricLearning, check_impostor_radius
 from logt.oracles.triplet import TripletMetricLearning
 
@@ -16,9 +17,10 @@ __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
 # (see README.md (Metric learner), logt.experiments.learner_defaults and docs/learner-defaults-evidence.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
-                scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss="pairs", triplet_neighbors=3)
+                scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss="pairs", triplet_neighbors=3,
+                whiten="targets")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
-PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", loss="pairs")
+PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", loss="pairs", whiten=None)
 
 
 class MetricLearner(TransformerMixin, MahalanobisLearner):
@@ -80,6 +82,12 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         common factor for sparse), "standardize", "max_norm" or None; see
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
         norm <= 1 (the oracle's smoothness bound).
+    whiten : "targets" (default) or None. "targets": after the scaling, dense input is mapped so
+        that the differences of target pairs (each point and its ``n_neighbors`` nearest
+        class-mates) have identity covariance (Ledoit-Wolf shrinkage toward a multiple of
+        the identity), and the neighbour lists are searched in that space; the metric is
+        then learned there and mapped back (:mod:`logt.metric_learning.whitening`). Both
+        losses. Sparse input is not whitened. None: the scaled space (the previous model).
     method : "logt" (Algorithm 1, default), "sgd" or "epoch_gd".
     params : logT's parameter rule: "auto" (default: the curvature is estimated
         from the oracle and the epochs sized from it, see ``logt.methods.logt.LogT``;
@@ -113,7 +121,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_`` (fitted without the
         outlier rows: a row beyond 5x the 99th-percentile row norm).
     n_clipped_ : int, training rows found to be outliers and pulled in to the unit sphere
-        for the fit (0 on clean data; :mod:`logt.metric_learning.scaling`).
+        for the fit (0 on clean data; :mod:`logt.metric_learning.scaling`; with the whitening,
+        also the rows it found to be outliers).
+    whitening_ : (d_active, d_active) or None, the map from the scaled active features to the space
+        the metric is learned in (``whiten="targets"``; None when not whitened);
+        whitening_shrinkage_ : its Ledoit-Wolf shrinkage ``a`` (nan when not whitened).
     active_features_ : (d,) bool, the features that vary over the training rows.
         A constant feature adds 0 to every pair difference, so ``W`` is exactly 0 in
         its row and column at the optimum; the optimizer runs on the others only
@@ -127,7 +139,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                  scaling="auto", method="logt", params="auto", options=None, n_eval_pairs=10_000,
                  n_threads=None, rng=None, threshold_scale="auto", impostor_radius=1.5, loss="pairs",
-                 triplet_neighbors=3):
+                 triplet_neighbors=3, whiten="targets"):
         self.sampling = sampling
         self.n_neighbors = n_neighbors
         self.threshold = threshold
@@ -144,6 +156,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.impostor_radius = impostor_radius
         self.loss = loss
         self.triplet_neighbors = triplet_neighbors
+        self.whiten = whiten
 
     @classmethod
     def paper(cls, **kwargs):
@@ -174,6 +187,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         check_impostor_radius(self.impostor_radius)
         if not isinstance(self.loss, str) or self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if not (self.whiten is None or (isinstance(self.whiten, str) and self.whiten in WHITENINGS)):
+            raise ValueError(f"whiten must be one of {WHITENINGS}, got {self.whiten!r}")
 
     def fit(self, X, y):
         """Learn the metric from ``X`` (n, d; dense or sparse, any finite scale) and labels ``y`` (n,).
@@ -204,6 +219,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         with single_threaded_blas():
             Xs = self._scale_fit(X)
             eval_seed = int(gen.integers(2**63))
+            Xs = self._whiten_fit(Xs, codes, eval_seed)
             self.n_features_in_ = X.shape[1]
             self.classes_ = classes
             self.loss_, self.loss_scores_ = loss, scores
@@ -222,6 +238,20 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self._minimize(oracle, gen)
         return self
+
+    def _whiten_fit(self, Xs, codes, seed):
+        """``Xs`` (scaled, active features) mapped by the target-pair whitening (``whiten="targets"``, dense
+        input; sets ``whitening_`` and ``whitening_shrinkage_``), or ``Xs`` itself."""
+        if self.whiten is None or sp.issparse(Xs):
+            return Xs
+        A, a = fit_whitening(Xs, codes, int(self.n_neighbors), rng=seed)
+        if A is None:
+            return Xs
+        Xw, f, n_clipped = whiten_rows(Xs, A)
+        self.whitening_ = A / f
+        self.whitening_shrinkage_ = a
+        self.n_clipped_ += n_clipped
+        return Xw
 
     def fit_transform(self, X, y=None, **fit_params):
         """``fit(X, y).transform(X)``."""
