@@ -291,7 +291,8 @@ class MahalanobisLearner(BaseEstimator):
     def _set_metric(self, s, U, b):
         """components_ in the original space from ``W = U diag(s) U^T`` (ascending eigenvalues ``s``) on the
         scaled (and, with ``whitening_``, whitened) active features; the columns of constant features are
-        exactly 0. A zero ``W`` gives one row of zeros (rank 0 kept as a (1, d) map, so transform's output keeps a column)."""
+        exactly 0. A zero ``W`` gives one row of zeros (rank 0 kept as a (1, d) map, so transform's output
+        keeps a column)."""
         tol = len(s) * np.finfo(np.float64).eps * max(float(s.max()), 0.0)
         keep = s > tol
         if not keep.any():
