@@ -40,7 +40,7 @@ output unchanged.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows"]
+__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows", "outlier_cap"]
 
 SCALINGS = ("auto", "standardize", "max_norm", None)
 OUTLIER_FACTOR = 5.0        # a row beyond 5x the 99th-percentile row norm is an outlier
@@ -76,6 +76,14 @@ def _center_scale(X, sparse, mode):
     return center, scale
 
 
+def outlier_cap(norms):
+    """The row norm above which a row is an outlier: ``OUTLIER_FACTOR`` times the ``OUTLIER_QUANTILE``
+    quantile of ``norms`` (the constants read at each call); ``inf`` for fewer than 2 rows."""
+    if norms.size < 2:
+        return np.inf
+    return OUTLIER_FACTOR * float(np.quantile(norms, OUTLIER_QUANTILE))
+
+
 def fit_scaling(X, mode="auto", return_outliers=False):
     """``(center, scale)``: two (d,) float64 arrays for float64 ``X`` (dense ndarray or CSR).
 
@@ -97,10 +105,9 @@ def fit_scaling(X, mode="auto", return_outliers=False):
     center, scale = _center_scale(X, sparse, mode)
     norms = _row_norms(apply_scaling(X, center, scale)) if n else np.zeros(0)
     for _ in range(MAX_OUTLIER_PASSES):
-        inl = norms[~out]
-        if inl.size < 2:
+        cap = outlier_cap(norms[~out])
+        if not np.isfinite(cap):
             break
-        cap = OUTLIER_FACTOR * float(np.quantile(inl, OUTLIER_QUANTILE))
         new = (norms > cap) & ~out
         if cap <= 0.0 or not new.any() or (out | new).all():
             break

@@ -20,12 +20,12 @@ data the defaults were not tuned on, it raised the mean 1-NN / 5-NN accuracy (RE
 "Target-pair whitening"). Sparse input is not whitened (the map is dense).
 """
 import numpy as np
+import scipy.sparse as sp
 
 from logt.metric_learning.neighbors import target_tables
-from logt.metric_learning import scaling
-from logt.metric_learning.scaling import clip_rows
+from logt.metric_learning.scaling import clip_rows, outlier_cap
 
-__all__ = ["WHITENINGS", "MIN_SHRINKAGE", "target_pairs", "pair_covariance", "ledoit_wolf_shrinkage",
+__all__ = ["WHITENINGS", "MIN_SHRINKAGE", "pair_covariance", "ledoit_wolf_shrinkage",
            "fit_whitening", "whiten_rows"]
 
 WHITENINGS = ("targets", None)
@@ -33,13 +33,6 @@ WHITENINGS = ("targets", None)
 # 1 / sqrt(MIN_SHRINKAGE * mu) times the mean one (32x), even when S is singular (d > pairs, duplicates).
 MIN_SHRINKAGE = 1e-3
 _EPS = np.finfo(np.float64).eps
-
-
-def target_pairs(X, codes, k, rng=0):
-    """``(sim, q)``: the target table (n, k) of :func:`logt.metric_learning.neighbors.target_tables` (each
-    point's ``k`` nearest class-mates, -1 padding at the row ends) and its squared distances (``inf`` in the
-    padding)."""
-    return target_tables(X, codes, k, rng=rng)
 
 
 def pair_covariance(X, sim):
@@ -50,7 +43,6 @@ def pair_covariance(X, sim):
     ``C = X^T (P X)``, ``P`` the table as a sparse 0/1 matrix (row ``i``: its targets) and ``Deg`` the
     in- plus out-degree of the pair graph (its Laplacian): ``O(n d^2 + m d)``.
     """
-    import scipy.sparse as sp
     n = X.shape[0]
     valid = sim >= 0
     counts = valid.sum(axis=1)
@@ -91,7 +83,7 @@ def fit_whitening(X, codes, k, rng=0):
     with class codes ``codes`` (n,), ``k`` target neighbours per point, ``rng`` the neighbour candidates'
     seed; ``a`` the shrinkage used. ``(None, nan)`` when there is nothing to whiten: no target pair,
     or every target pair a duplicate (``S = 0``)."""
-    sim, dsim = target_pairs(X, codes, k, rng)
+    sim, dsim = target_tables(X, codes, k, rng=rng)
     S, i, j = pair_covariance(X, sim)
     m = len(i)
     if m == 0:
@@ -112,16 +104,12 @@ def fit_whitening(X, codes, k, rng=0):
 
 def whiten_rows(X, A):
     """``(Xw, f, n_clipped)``: ``X @ A / f`` with ``f`` the largest row norm of ``X @ A`` over the rows that
-    are not outliers (the scaling's rule: beyond ``scaling.OUTLIER_FACTOR`` times the 99th percentile of the
-    row norms, read at each call), outlier rows pulled in to the unit sphere; every row of ``Xw`` then has
-    norm <= 1."""
+    are not outliers (the scaling's rule, :func:`logt.metric_learning.scaling.outlier_cap`), outlier rows pulled
+    in to the unit sphere; every row of ``Xw`` then has norm <= 1."""
     Y = X @ A
     norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    out = np.zeros(len(norms), dtype=bool)
-    if len(norms) >= 2:
-        cap = scaling.OUTLIER_FACTOR * float(np.quantile(norms, scaling.OUTLIER_QUANTILE))
-        if cap > 0.0:
-            out = norms > cap
+    cap = outlier_cap(norms)
+    out = norms > cap if cap > 0.0 else np.zeros(len(norms), dtype=bool)
     f = float(norms[~out].max()) if (~out).any() else 0.0
     f = f * (1.0 + 8 * _EPS) if f > 0.0 else 1.0
     Y /= f
