@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from logt.bench.references import synthetic_binary
-from logt.metric_learning.neighbors import neighbor_tables, neighbor_tables_numpy
+from logt.oracles.neighbors import neighbor_tables, neighbor_tables_numpy
 
 _CASES = {}
 

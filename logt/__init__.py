@@ -15,7 +15,7 @@ from logt._result import MinimizeResult
 from logt._threads import single_threaded_blas
 from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone, project_psd
 from logt.metric_learning import DegenerateMetricWarning
-from logt.estimator import MetricLearner, NotFittedError, PairsMetricLearner, practical_metric_params
+from logt.metric_learning import MetricLearner, NotFittedError, PairsMetricLearner, practical_metric_params
 
 __version__ = "0.1.0"
 

@@ -20,10 +20,10 @@ from logt._kernels._pairs import PairSampler
 from logt.datasets import normalize_rows
 from logt.metric_learning import MetricLearner
 from logt.metric_learning.supervised import DEFAULTS
-from logt.metric_learning.neighbors import neighbor_tables, restrict_impostors, table_sq_distances
+from logt.oracles.neighbors import neighbor_tables, restrict_impostors, table_sq_distances
 from logt.metric_learning.reference import objective, pair_distribution
 from logt.oracles import MetricLearning
-from logt.oracles.metric import check_impostor_radius
+from logt.oracles.neighbors import check_impostor_radius
 
 LAM = 0.1
 

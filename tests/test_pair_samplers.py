@@ -19,7 +19,7 @@ from scipy import stats
 from logt._kernels._neighbors import pair_sq_distances
 from logt._kernels._pairs import PairSampler
 from logt.datasets import normalize_rows
-from logt.metric_learning.neighbors import neighbor_tables
+from logt.oracles.neighbors import neighbor_tables
 from logt.metric_learning.reference import objective, pair_distribution
 from logt.oracles import MetricLearning
 from logt.oracles.metric import pair_distance_scale
@@ -355,7 +355,7 @@ def test_compiled_neighbor_tables_equal_the_lexicographic_brute_force(sparse_inp
     np.testing.assert_array_equal(sim, ref_s)
     np.testing.assert_array_equal(dis, ref_d)
     # the NumPy implementation agrees up to the choice among exactly tied distances
-    from logt.metric_learning.neighbors import neighbor_tables_numpy
+    from logt.oracles.neighbors import neighbor_tables_numpy
     s2, d2 = neighbor_tables_numpy(Xi, y, k, block=37)
     Xd = X
     for T1, T2 in ((sim, s2), (dis, d2)):

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from logt.metric_learning import MetricLearner
-from logt.metric_learning import neighbors as nb
+from logt.oracles import neighbors as nb
 from logt.metric_learning import whitening as wh
 from logt.metric_learning.scaling import apply_scaling
 

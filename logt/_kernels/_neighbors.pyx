@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """k nearest same-class and other-class candidates of each row, from a block's Gram matrix.
 
-Used by :func:`logt.metric_learning.neighbors.neighbor_tables` (the tables of
+Used by :func:`logt.oracles.neighbors.neighbor_tables` (the tables of
 ``sampling="neighbors"``). The caller computes the block's inner products
 ``G = X[r0:r1] @ Xc^T`` with BLAS or a sparse product; this kernel turns them into
 squared distances ``max(sq_i + sqc_j - 2 G_ij, 0)`` (the same expression, in the

@@ -240,7 +240,7 @@ cdef class PairSampler:
 
         mode : "uniform", "balanced" or "neighbors"; neighbors : ``(sim, dis)``,
         two (n, k) int arrays of neighbour indices padded with -1 at the end of
-        each row (see :func:`logt.metric_learning.neighbors.neighbor_tables`).
+        each row (see :func:`logt.oracles.neighbors.neighbor_tables`).
         Needs at least 2 classes; "balanced"/"neighbors" need a point with a
         class-mate (a same-class neighbour); "neighbors" needs a point with an
         other-class neighbour (points with an empty list are never the ``i`` of

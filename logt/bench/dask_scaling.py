@@ -34,7 +34,7 @@ from logt.bench import cases as C
 from logt.bench import references as ref
 from logt.bench.harness import compare, fmt_time
 from logt.domains import PSDCone
-from logt.estimator import practical_metric_params
+from logt.metric_learning import practical_metric_params
 from logt.oracles import PSDQuadratic
 from logt.oracles.metric import MetricLearning
 

@@ -11,7 +11,7 @@ number of projections ``P`` for
 * ``epoch_gd`` (Hazan-Kale, ``T1 = 4``, ``eta1 = 1/lam``) and ``sgd`` (step
   ``1/(lam t)``, last iterate): one projection per oracle call;
 * optional rows (``--methods``, :data:`EXTRA`): ``logt_practical`` (the former
-  data-tuned default, :func:`logt.estimator.practical_metric_params`: ``eta = 4/L``,
+  data-tuned default, :func:`logt.metric_learning.practical_metric_params`: ``eta = 4/L``,
   ``M = 8``, ``B1 = 4``), ``logt_acc`` (theory rule with the oracle's ``L``), ``minibatch_sgd`` (``B = sqrt(T)``),
   ``one_projection_sgd`` (penalty ``2 G``) and ``sgd_suffix``.
 
@@ -51,7 +51,7 @@ import numpy as np
 from logt._minimize import minimize
 from logt.datasets import load_adult, load_mushrooms, normalize_rows, train_test_split_seeded
 from logt.domains import PSDCone
-from logt.estimator import practical_metric_params
+from logt.metric_learning import practical_metric_params
 from logt.experiments._parallel import default_jobs, run_tasks
 from logt.experiments.report import Progress, format_table, write_records
 from logt.oracles import MetricLearning

@@ -6,7 +6,6 @@
 * :class:`PairsMetricLearner` -- metric-learn's pairs API: ``fit(pairs, y_pairs)``,
   ``predict``, ``decision_function``, ``score``, ``calibrate_threshold``.
 * :mod:`.scaling` -- the internal scaling (raw data of any magnitude works).
-* :mod:`.neighbors` -- neighbour tables of ``sampling="neighbors"``.
 * :mod:`.reference` -- dense NumPy objectives and a full-batch solver (tests, measurements).
 * :mod:`.optimizer` -- how the estimators call ``logt.minimize``; ``practical_metric_params``.
 * :func:`auto_budget` -- the budget ``T`` of ``T="auto"`` (the default) from ``lam``.

@@ -7,9 +7,10 @@ from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_labels, check_points
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
-from logt.metric_learning.neighbors import MAX_NEIGHBORS
+from logt.oracles.neighbors import MAX_NEIGHBORS
 from logt.metric_learning.whitening import WHITENINGS, fit_whitening, whiten_rows
-from logt.oracles.metric import SAMPLINGS, MetricLearning, check_impostor_radius
+from logt.oracles.metric import SAMPLINGS, MetricLearning
+from logt.oracles.neighbors import check_impostor_radius
 from logt.oracles.triplet import TripletMetricLearning
 
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
@@ -62,7 +63,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     impostor_radius : float > 0 or None, for "neighbors" (default 1.5): of ``i``'s
         ``n_neighbors`` nearest other-class points only those within ``impostor_radius``
         times the distance of ``i``'s farthest same-class neighbour are kept (LMNN's
-        impostors; :func:`logt.metric_learning.neighbors.restrict_impostors`). A point
+        impostors; :func:`logt.oracles.neighbors.restrict_impostors`). A point
         far from every other class then draws no dissimilar pair, so the easy pairs
         stop dominating the metric. None keeps all ``n_neighbors`` (the previous model).
     threshold : (pairs) "learn" (default: ``b`` is fitted) or a number ``b >= 0`` kept

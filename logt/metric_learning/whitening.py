@@ -22,8 +22,8 @@ data the defaults were not tuned on, it raised the mean 1-NN / 5-NN accuracy (RE
 import numpy as np
 import scipy.sparse as sp
 
-from logt.metric_learning.neighbors import target_tables
 from logt.metric_learning.scaling import clip_rows, outlier_cap
+from logt.oracles.neighbors import pair_sq_distances_any, target_tables
 
 __all__ = ["WHITENINGS", "MIN_SHRINKAGE", "pair_covariance", "ledoit_wolf_shrinkage",
            "fit_whitening", "whiten_rows"]
@@ -95,7 +95,6 @@ def fit_whitening(X, codes, k, rng=0):
     mu = float(np.sum(s)) / d
     if not mu > 0.0 or not np.isfinite(mu):
         return None, float("nan")
-    from logt.oracles.metric import pair_sq_distances_any
     qS = pair_sq_distances_any(np.ascontiguousarray(X @ (U * np.sqrt(s))), i, j)     # 2 D^T S D
     a = min(1.0, max(MIN_SHRINKAGE, ledoit_wolf_shrinkage(s, q, qS, m)))
     ev = (1.0 - a) * s + a * mu

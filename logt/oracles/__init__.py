@@ -8,6 +8,7 @@
 * :class:`DiagonalQuadratic` - ``0.5 * sum h (x - a)^2``, a chosen condition number, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
 * :class:`LinearModel` - least squares / logistic regression on a data matrix, compiled.
+* :mod:`logt.oracles.neighbors` - neighbour tables and pair distances of ``sampling="neighbors"``.
 """
 from logt.oracles._protocol import Oracle
 from logt.oracles.function import FunctionOracle

@@ -21,8 +21,9 @@ import scipy.sparse as sp
 
 from .._kernels._pairs import (MAX_EVAL_PAIRS, MAX_FEATURES, PairGradientCore, PairSampler,
                                _sample_pairs, _workspace_plan)
-from .._kernels._neighbors import pair_sq_distances
 from .._rng import check_rng
+from . import neighbors as nb
+from .neighbors import check_impostor_radius, pair_sq_distances_any
 
 __all__ = ["MetricLearning", "SAMPLINGS", "MAX_FEATURES", "MAX_EVAL_PAIRS", "MAX_NEIGHBOR_ENTRIES",
            "norm_tolerance", "label_codes"]
@@ -146,16 +147,6 @@ def _check_int(v, name, lo, hi=None):
     return v
 
 
-def check_impostor_radius(radius):
-    """``None`` or a float ``> 0`` (``inf`` allowed): the ``impostor_radius`` of the "neighbors" sampler."""
-    if radius is None:
-        return None
-    if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)):
-        raise TypeError(f"impostor_radius must be None or a number > 0, got {radius!r}")
-    radius = float(radius)
-    if not radius > 0.0:
-        raise ValueError(f"impostor_radius must be None or a number > 0, got {radius!r}")
-    return radius
 
 
 def _sampler_for(X, codes, sampling, n_neighbors, neighbors, rng_seed, impostor_radius=None):
@@ -163,7 +154,6 @@ def _sampler_for(X, codes, sampling, n_neighbors, neighbors, rng_seed, impostor_
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
     tables = None
     if sampling == "neighbors":
-        from logt.metric_learning import neighbors as nb
         want_d = impostor_radius is not None
         if neighbors is None:
             if X.shape[0] * n_neighbors > MAX_NEIGHBOR_ENTRIES:
@@ -219,7 +209,7 @@ class MetricLearning(PairGradientCore):
     impostor_radius : None (default: every listed other-class neighbour) or a float ``> 0``:
         for ``sampling="neighbors"``, keep of ``i``'s other-class neighbours only those within
         ``impostor_radius`` times the distance of ``i``'s farthest listed same-class neighbour
-        (:func:`logt.metric_learning.neighbors.restrict_impostors`); a point with none left is
+        (:func:`logt.oracles.neighbors.restrict_impostors`); a point with none left is
         never the ``i`` of a dissimilar pair. Ignored by the other samplings.
     learn_threshold : bool, default False. With True the point is the
         (d+1) x (d+1) matrix ``Z`` whose leading block is ``W`` and whose last
@@ -443,14 +433,6 @@ def check_threshold_scale(s):
     return float(s)
 
 
-def pair_sq_distances_any(X, i, j):
-    """(P,) float64 ``||x_i[p] - x_j[p]||^2`` for dense (compiled :func:`pair_sq_distances`) or CSR ``X``."""
-    i = np.asarray(i, dtype=np.int64)
-    j = np.asarray(j, dtype=np.int64)
-    if sp.issparse(X):
-        D = X[i] - X[j]
-        return np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).ravel()
-    return pair_sq_distances(np.ascontiguousarray(X, dtype=np.float64), i, j)
 
 
 def pair_distance_scale(X, i, j):

@@ -5,7 +5,7 @@
 over PSD ``W`` (d x d), the expectation uniform over a fixed list of triplets: ``j`` one of
 ``i``'s ``n_neighbors`` nearest same-class points (a target neighbour), ``l`` one of its
 ``n_neighbors`` nearest other-class points (an impostor), kept only within ``impostor_radius``
-times the distance of ``i``'s farthest target neighbour (:func:`logt.metric_learning.neighbors.
+times the distance of ``i``'s farthest target neighbour (:func:`logt.oracles.neighbors.
 restrict_impostors`). Each term asks an impostor to be farther than the target neighbour by the
 margin ``s`` (the distance unit: the mean squared target-neighbour distance). ``F`` is
 ``lam``-strongly convex and ``L``-smooth with ``L = lam + max_t ||D1 D1^T - D2 D2^T||_F^2 / (4 s^2)``
@@ -22,8 +22,9 @@ import scipy.sparse as sp
 
 from .._kernels._triplets import MAX_TRIPLET_FEATURES, MAX_TRIPLETS, TripletGradientCore
 from .._rng import check_rng
-from .metric import (MAX_EVAL_PAIRS, _check_X, _check_int, _check_y, check_impostor_radius,
-                     label_codes, pair_sq_distances_any)
+from . import neighbors as nb
+from .metric import MAX_EVAL_PAIRS, _check_X, _check_int, _check_y, label_codes
+from .neighbors import check_impostor_radius, pair_sq_distances_any
 
 __all__ = ["TripletMetricLearning", "triplet_list"]
 
@@ -37,7 +38,6 @@ def triplet_list(X, codes, n_neighbors, impostor_radius=1.5, rng=0):
     candidates (only used when a class exceeds the search's candidate cap). When the radius
     leaves no triplet, every listed impostor is kept.
     """
-    from logt.metric_learning import neighbors as nb
     sim, dis, dsim, ddis = nb.neighbor_tables(X, codes, n_neighbors, rng=rng, return_distances=True)
     keep = nb.restrict_impostors(sim, dis, dsim, ddis, impostor_radius)
     trip = _enumerate(sim, keep)

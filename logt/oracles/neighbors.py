@@ -26,7 +26,7 @@ dissimilar pair, so its easy pairs no longer dominate the gradient.
 import numpy as np
 import scipy.sparse as sp
 
-from logt._kernels._neighbors import select_block
+from logt._kernels._neighbors import pair_sq_distances, select_block
 
 __all__ = ["neighbor_tables", "neighbor_tables_numpy", "target_tables", "restrict_impostors",
            "table_sq_distances", "MAX_NEIGHBORS"]
@@ -192,7 +192,6 @@ def table_sq_distances(X, T):
     """(n, k) squared distances ``||X[i] - X[T[i, c]]||^2`` of a neighbour table ``T`` (``inf`` where
     ``T`` is -1). X : (n, d) float64 ndarray or CSR. For tables given by the caller; the estimator
     takes them from :func:`neighbor_tables` (``return_distances=True``) at no extra cost."""
-    from logt.oracles.metric import pair_sq_distances_any
     T = np.asarray(T)
     rows, cols = np.nonzero(T >= 0)
     out = np.full(T.shape, np.inf)
@@ -207,13 +206,12 @@ def restrict_impostors(sim, dis, dsim, ddis, radius):
     sim, dis : (n, k) int tables of :func:`neighbor_tables`; dsim, ddis : (n, k) their squared
     distances (``neighbor_tables(..., return_distances=True)`` or :func:`table_sq_distances`);
     radius : float > 0 (``inf`` or None keeps every entry; checked by
-    :func:`logt.oracles.metric.check_impostor_radius`). A row without a same-class neighbour keeps
+    :func:`check_impostor_radius`). A row without a same-class neighbour keeps
     its whole list; a row whose listed same-class neighbours all lie at distance 0 (duplicates)
     keeps only other-class points at distance 0. When no row keeps any entry (every class far from
     the others) ``dis`` is returned unchanged, so the sampler still has dissimilar pairs. Returns a
     new (n, k) int32 array (or ``dis``).
     """
-    from logt.oracles.metric import check_impostor_radius
     radius = check_impostor_radius(radius)
     sim = np.asarray(sim)
     dis = np.asarray(dis)
@@ -226,3 +224,24 @@ def restrict_impostors(sim, dis, dsim, ddis, radius):
         return dis
     order = np.argsort(~keep, axis=1, kind="stable")             # kept entries first, in their order
     return np.take_along_axis(np.where(keep, dis, -1), order, 1).astype(np.int32)
+
+def check_impostor_radius(radius):
+    """``None`` or a float ``> 0`` (``inf`` allowed): the ``impostor_radius`` of the "neighbors" sampler."""
+    if radius is None:
+        return None
+    if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)):
+        raise TypeError(f"impostor_radius must be None or a number > 0, got {radius!r}")
+    radius = float(radius)
+    if not radius > 0.0:
+        raise ValueError(f"impostor_radius must be None or a number > 0, got {radius!r}")
+    return radius
+
+
+def pair_sq_distances_any(X, i, j):
+    """(P,) float64 ``||x_i[p] - x_j[p]||^2`` for dense (compiled :func:`pair_sq_distances`) or CSR ``X``."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    if sp.issparse(X):
+        D = X[i] - X[j]
+        return np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).ravel()
+    return pair_sq_distances(np.ascontiguousarray(X, dtype=np.float64), i, j)

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from logt import DegenerateMetricWarning
-from logt.estimator import MetricLearner, NotFittedError, practical_metric_params
+from logt.metric_learning import MetricLearner, NotFittedError, practical_metric_params
 from logt.metric_learning.reference import objective, pair_distribution
 from logt.metric_learning.scaling import apply_scaling
 from logt.oracles import MetricLearning

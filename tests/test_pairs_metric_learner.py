@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from logt import DegenerateMetricWarning, PairsMetricLearner
-from logt.estimator import NotFittedError
+from logt.metric_learning import NotFittedError
 from logt.metric_learning.pairs import roc_auc
 from logt.metric_learning.reference import objective
 from logt.oracles import MetricLearning

@@ -1,4 +1,4 @@
-"""The methods of issue 9: logt_acc, minibatch_sgd, one_projection_sgd, frank_wolfe, SGD suffix averaging.
+"""Every method beyond logT and Epoch-GD: logt_acc, minibatch_sgd, one_projection_sgd, frank_wolfe, SGD suffix averaging.
 
 Counts against closed forms on a grid of T (counted by wrappers around the oracle
 and domain, independently of the driver), bit-reproducibility, compiled vs Python
