@@ -1,6 +1,6 @@
 """``MetricLearner(loss="auto")`` (opt-in): the pair or the triplet loss, chosen per problem by cross-validation.
 
-Neither loss wins everywhere (docs/learner-defaults-evidence.md): the triplet loss
+Neither loss wins everywhere (docs/evidence/learner-defaults.md): the triplet loss
 (:class:`logt.oracles.TripletMetricLearning`) gives the better 1-NN on small, well-separated
 classes (iris), the pair loss on overlapping ones (the ``make_classification`` development
 sets). So ``"auto"`` measures it on the training data: ``CV_FOLDS``-fold stratified

@@ -16,7 +16,7 @@ from logt.oracles.triplet import TripletMetricLearning
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
-# (see README.md (Metric learner), logt.experiments.learner_defaults and docs/learner-defaults-evidence.md).
+# (see README.md (Metric learner), logt.experiments.learner_defaults and docs/evidence/learner-defaults.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                 scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss="pairs", triplet_neighbors=3,
                 whiten="targets")

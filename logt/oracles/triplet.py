@@ -13,7 +13,7 @@ over the list (exact, computed from the data).
 
 Where the pair loss of :class:`logt.oracles.MetricLearning` compares each pair's distance with
 one global threshold, a triplet compares an anchor's target and impostor distances with each
-other, which is what 1-NN needs on small, well-separated classes (docs/learner-defaults-evidence.md).
+other, which is what 1-NN needs on small, well-separated classes (docs/evidence/learner-defaults.md).
 """
 import math
 
