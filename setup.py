@@ -1,7 +1,9 @@
 """Build logt's compiled kernels: every ``logt/**/*.pyx`` becomes an extension.
 
-Plain C helpers live in ``csrc/`` (with headers) and are linked into the
-extensions listed in ``C_SOURCES``.
+Package metadata, the package list (discovered) and the package data live in
+``pyproject.toml``; this file only declares the extensions. Plain C helpers live
+in ``csrc/`` (with headers) and are linked into the extensions listed in
+``C_SOURCES``. Cythonization and compilation run on every core.
 """
 import glob
 import os
@@ -9,8 +11,6 @@ import os
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 # extension module -> plain C files from csrc/ compiled into it
 C_SOURCES = {
@@ -24,12 +24,17 @@ EXTRA_FLAGS = {
     "logt._kernels._pairs": {"extra_compile_args": ["-pthread"], "extra_link_args": ["-pthread"]},
 }
 
+JOBS = os.cpu_count() or 1
+
 
 def extensions():
     exts = []
     for pyx in sorted(glob.glob(os.path.join("logt", "**", "*.pyx"), recursive=True)):
         name = os.path.splitext(pyx)[0].replace(os.sep, ".")
-        sources = [pyx] + [s for s in C_SOURCES.get(name, []) if os.path.exists(s)]
+        sources = [pyx] + C_SOURCES.get(name, [])
+        missing = [s for s in sources if not os.path.exists(s)]
+        if missing:
+            raise FileNotFoundError(f"sources of extension {name} are missing: {missing}")
         extra = EXTRA_FLAGS.get(name, {})
         exts.append(
             Extension(
@@ -45,19 +50,9 @@ def extensions():
 
 
 setup(
-    packages=[
-        "logt",
-        "logt._kernels",
-        "logt.domains",
-        "logt.oracles",
-        "logt.methods",
-        "logt.experiments",
-        "logt.bench",
-        "logt.distributed",
-    ],
-    package_data={"logt._kernels": ["*.pxd"], "logt": ["py.typed"]},
     ext_modules=cythonize(
         extensions(),
+        nthreads=JOBS,
         compiler_directives={
             "language_level": "3",
             "boundscheck": False,
@@ -66,5 +61,5 @@ setup(
             "initializedcheck": False,
         },
     ),
-    zip_safe=False,
+    options={"build_ext": {"parallel": JOBS}},
 )

@@ -7,8 +7,6 @@ result ``check`` compares with an independent NumPy reference.
 import gzip
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,8 +17,8 @@ from logt import project_psd
 from logt.datasets import load_libsvm
 from logt.methods import REGISTRY
 from logt.oracles import FunctionOracle, MetricLearning, PSDQuadratic
+from _child import child_env, run_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = []
 
 
@@ -403,10 +401,7 @@ case("rng-legacy-randomstate", _run("sgd", rng=np.random.RandomState(0)), "raise
 
 def _cli(*args, pattern):
     def fn():
-        env = dict(os.environ, PYTHONPATH=ROOT)
-        env.pop("LOGT_DATA_DIR", None)
-        p = subprocess.run([sys.executable, "-m", "logt", *args], cwd=ROOT, env=env, capture_output=True,
-                           text=True, timeout=120)
+        p = run_python(["-m", "logt", *args], env=child_env(drop=("LOGT_DATA_DIR",)))
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
         last = p.stderr.strip().splitlines()[-1]
         assert last.startswith("logt: error:") and re.search(pattern, last), last

@@ -1,8 +1,5 @@
 """The benchmark references (``logt.bench.references``) are correct: every speed ratio
 logt reports is against them, so they must compute the same quantities as logt."""
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +9,8 @@ from logt.bench import references as ref
 from logt.domains import PSDCone
 from logt.oracles import PSDQuadratic
 from logt.oracles.metric import MetricLearning
+from _child import run_python
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 # ----------------------------------------------------------------- projection
@@ -196,8 +193,7 @@ def test_numpy_projected_sgd_metric_decreases_F():
 # ----------------------------------------------------------------- the report runs
 
 def test_report_quick_toy_runs():
-    r = subprocess.run([sys.executable, "-m", "logt.bench", "--quick", "--only", "toy", "--quiet"],
-                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    r = run_python(["-m", "logt.bench", "--quick", "--only", "toy", "--quiet"])
     assert r.returncode == 0, r.stderr
     assert "Toy oracle" in r.stdout and "B=1e+06" in r.stdout
     assert "PSD projection" not in r.stdout

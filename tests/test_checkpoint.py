@@ -2,7 +2,6 @@
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 
@@ -13,8 +12,8 @@ import logt
 from logt import CheckpointError
 from logt.domains import EuclideanBall, PSDCone, TraceBoundedPSD
 from logt.oracles import FunctionOracle, PSDQuadratic
+from _child import popen_python
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CASES = [
     ("logt", {}, 60_000),
@@ -106,8 +105,7 @@ def test_killed_subprocess_resumes_bit_identical(tmp_path):
         logt.minimize(PSDQuadratic(np.zeros((6, 6))), PSDCone(6), 1_000_000, method="sgd", rng=11,
                       checkpoint={str(path)!r}, checkpoint_every=0)
     """)
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE)
+    proc = popen_python(["-c", script], stdout=subprocess.PIPE)
     try:
         assert proc.stdout.readline().strip() == b"started"
         deadline = time.monotonic() + 120

@@ -1,19 +1,14 @@
 """The command line: one-line errors with exit code 2, help text, tiny end-to-end runs (subprocess)."""
 import os
-import subprocess
-import sys
 
 import pytest
+from _child import child_env, run_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(*args, timeout=120, env=None):
-    e = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    e.pop("LOGT_DATA_DIR", None)
-    e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "logt", *args], cwd=ROOT, env=e, capture_output=True,
-                          text=True, timeout=timeout)
+    return run_python(["-m", "logt", *args], env=child_env(drop=("LOGT_DATA_DIR",), **(env or {})),
+                      timeout=timeout)
 
 
 def assert_usage_error(p, pattern):

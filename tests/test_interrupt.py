@@ -6,14 +6,13 @@ machine is reported in README (Reliability).
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 
 import pytest
 from _sigint import default_sigint
+from _child import child_env, popen_python
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
     import sys, time, numpy as np, logt
@@ -36,11 +35,10 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("method,d,T", [("sgd", 5, 10**9), ("epoch_gd", 5, 10**9), ("sgd", 60, 10**9)])
 def test_sigint_stops_compiled_loops(method, d, T):
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # e.g. set by a Dask nanny
-        env.pop(var, None)
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, method, str(d), str(T)], env=env, preexec_fn=default_sigint,
-                            stdout=subprocess.PIPE, text=True)
+    # BLAS thread variables dropped: e.g. set by a Dask nanny
+    env = child_env(drop=("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"))
+    proc = popen_python(["-c", SCRIPT, method, str(d), str(T)], env=env, preexec_fn=default_sigint,
+                        stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(1.0)                                    # well inside the compiled loop

@@ -385,16 +385,13 @@ print("finished", flush=True)
 
 @pytest.mark.parametrize("method", ["one_projection_sgd", "frank_wolfe", "minibatch_sgd"])
 def test_sigint_stops_the_new_compiled_loops(method):
-    import os
     import signal
     import subprocess
-    import sys
     import time
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    from _child import popen_python
     from _sigint import default_sigint
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPT, method], env=env, stdout=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
+    proc = popen_python(["-c", INTERRUPT, method], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(1.5)

@@ -1,8 +1,5 @@
 """MetricLearner: parameters protocol, scaling, metric consistency, errors, pickling, scikit-learn checks."""
-import os
 import pickle
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -14,9 +11,9 @@ from logt.metric_learning import MetricLearner, NotFittedError, practical_metric
 from logt.metric_learning.reference import objective, pair_distribution
 from logt.metric_learning.scaling import apply_scaling
 from logt.oracles import MetricLearning
+from _child import run_python
 
 FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1)
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _raw(n=240, d=6, seed=0, classes=3):
@@ -301,7 +298,6 @@ _NO_SKLEARN = textwrap.dedent("""
             if name == "sklearn" or name.startswith("sklearn."):
                 raise ImportError("scikit-learn hidden for this test")
     sys.meta_path.insert(0, Block())
-    sys.path.insert(0, {repo!r})
     import numpy as np
     import logt
     from logt.metric_learning import HAVE_SKLEARN, MetricLearner, PairsMetricLearner, NotFittedError
@@ -328,8 +324,7 @@ _NO_SKLEARN = textwrap.dedent("""
 
 
 def test_works_without_sklearn():
-    out = subprocess.run([sys.executable, "-c", _NO_SKLEARN.format(repo=REPO)], capture_output=True,
-                         text=True, timeout=120)
+    out = run_python(["-c", _NO_SKLEARN.format()])
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ok", "False"]
 

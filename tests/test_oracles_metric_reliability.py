@@ -1,7 +1,6 @@
 """MetricLearning reliability: size limits before any allocation, dtype-aware norm tolerance, clear
 label errors, pickling / deep copies, and Ctrl-C inside a long pair-gradient call (issue 12)."""
 import copy
-import os
 import pickle
 import signal
 import subprocess
@@ -16,8 +15,8 @@ import scipy.sparse as sp
 from logt._kernels._pairs import MAX_EVAL_PAIRS, MAX_FEATURES, _workspace_plan
 from logt.datasets import normalize_rows
 from logt.oracles import MetricLearning
+from _child import popen_python
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _data(n=40, d=6, seed=0):
@@ -113,7 +112,6 @@ def test_pickle_and_deepcopy_round_trip(kind, mode):
 _INTERRUPT_CHILD = textwrap.dedent("""
     import sys, time
     import numpy as np, scipy.sparse as sp
-    sys.path.insert(0, {repo!r})
     from logt.oracles import MetricLearning
     kind = sys.argv[1]
     rng = np.random.default_rng(0)
@@ -139,8 +137,7 @@ _INTERRUPT_CHILD = textwrap.dedent("""
 def test_ctrl_c_stops_a_huge_batch(kind):
     """SIGINT during mean_grad with a huge B raises KeyboardInterrupt promptly (generous bound: 3 s)."""
     from _sigint import default_sigint
-    p = subprocess.Popen([sys.executable, "-c", _INTERRUPT_CHILD.format(repo=REPO), kind],
-                         stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    p = popen_python(["-c", _INTERRUPT_CHILD, kind], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         assert p.stdout.readline().strip() == "ready"
         time.sleep(1.0)                        # well inside the kernel

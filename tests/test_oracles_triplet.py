@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from logt.datasets import normalize_rows
 from logt.oracles import TripletMetricLearning
 from logt.oracles.triplet import triplet_list
 
