@@ -48,10 +48,17 @@ def _shape_size(shape, int bytes_per_entry, str what):
 cdef class EuclideanBall(CompiledDomain):
     """The Euclidean (Frobenius for matrices) ball ``{w : ||w - center|| <= radius}``.
 
-    shape  : int or tuple, the shape of a point.
-    radius : float > 0 (finite).
-    center : None (the origin) or an array broadcastable to ``shape``.
+    Parameters
+    ----------
+    shape : int or tuple of int
+        Shape of a point.
+    radius : float
+        Radius, finite and > 0.
+    center : array_like, optional
+        Center, broadcastable to ``shape`` (default: the origin).
 
+    Notes
+    -----
     ``project(v, out=None)``: ``v`` if inside, else
     ``center + (v - center) * radius / ||v - center||``. Overflow-safe for
     every finite ``v`` and ``center``: the norm is computed scaled by
@@ -185,10 +192,16 @@ cdef class EuclideanBall(CompiledDomain):
 cdef class Box(CompiledDomain):
     """The box ``{w : lower <= w <= upper}`` (elementwise).
 
-    lower, upper : floats or arrays, broadcast together (and to ``shape`` if
-                   given); ``-inf`` / ``+inf`` allowed, NaN not; ``lower <= upper``.
-    shape        : optional shape of a point (required if both bounds are scalars).
+    Parameters
+    ----------
+    lower, upper : float or array_like
+        Bounds, broadcast together (and to ``shape`` if given); ``-inf`` /
+        ``+inf`` allowed, NaN not; ``lower <= upper``.
+    shape : int or tuple of int, optional
+        Shape of a point (required if both bounds are scalars).
 
+    Notes
+    -----
     ``project(v, out=None)`` is ``clip(v, lower, upper)``.
     """
     cdef double* lo

@@ -10,10 +10,16 @@ from logt._kernels._sets import _as_shape
 class CallableDomain:
     """Wrap ``fn(v) -> Pi_D(v)`` (a user's projection) as a logt domain.
 
-    fn    : callable taking a float64 array of shape ``shape`` (a private
-            copy: ``fn`` may modify it) and returning the projected point.
-    shape : int or tuple, the shape of a point.
+    Parameters
+    ----------
+    fn : callable
+        Takes a float64 array of shape ``shape`` (a private copy: ``fn`` may
+        modify it) and returns the projected point.
+    shape : int or tuple of int
+        Shape of a point.
 
+    Notes
+    -----
     ``project(v, out=None)`` validates ``v`` (real, shape, finite), calls
     ``fn`` and checks its output (real array-like of shape ``shape``, finite;
     complex input or output is a TypeError, never truncated). Python-level:
