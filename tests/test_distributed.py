@@ -9,7 +9,6 @@ import logging
 import math
 import os
 import pickle
-import subprocess
 import sys
 import time
 
@@ -26,9 +25,11 @@ import dask  # noqa: E402
 import logt  # noqa: E402
 from logt.distributed import DaskOracle, DistributedOracleError, ShardedMetricLearning  # noqa: E402
 from logt.distributed import _metric as M  # noqa: E402
-from logt.distributed._oracle import call_key, chunk_sizes, reduce_chunks  # noqa: E402
+from logt.distributed._oracle import (MAX_CHUNKS, MIN_CHUNK, call_key, chunk_sizes,  # noqa: E402
+                                     default_n_chunks, reduce_chunks)
 from logt.domains import PSDCone  # noqa: E402
 from logt.oracles import MetricLearning, PSDQuadratic  # noqa: E402
+from _child import run_python
 
 # the helper oracles below are defined here: ship them to the workers by value
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -174,8 +175,7 @@ def test_import_logt_does_not_import_dask():
     code = ("import sys, logt, logt.bench, logt.oracles; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]; "
             "assert not bad, bad; print('ok')")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = run_python(["-c", code])
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
 
 
@@ -286,6 +286,31 @@ def test_metric_matches_reproduction_and_is_identical_on_one_or_two_workers(clie
     assert used == set(ws), "the 2-worker run should use both workers"
     assert np.array_equal(results[0], results[1])
     assert np.array_equal(results[0], reproduce(make, W, 40_000, 7, 4))
+
+
+def test_default_chunks_depend_on_B_only_so_a_seed_fixes_the_bits_on_any_cluster(client):
+    """n_chunks=None: B // MIN_CHUNK chunks, at least 2, at most MAX_CHUNKS, whatever the workers;
+    the same bits on one worker and on two, equal to the documented reproduction."""
+    assert [default_n_chunks(B) for B in (1, 2, MIN_CHUNK - 1, 3 * MIN_CHUNK, 5 * MIN_CHUNK + 3, 10**9)] == \
+        [1, 2, 2, 3, 5, MAX_CHUNKS]
+    w = np.eye(5) * 0.3
+    B = 5 * MIN_CHUNK + 3
+    ws = workers_of(client)
+    out = []
+    for workers in ([ws[0]], None):
+        with DaskOracle(client, toy, local_below=1, workers=workers, timeout=TIMEOUT) as o:
+            out.append(o.mean_grad(w, B, np.random.default_rng(11)))
+            assert o.n_tasks == 5
+    assert np.array_equal(out[0], out[1])
+    assert np.array_equal(out[0], reproduce(toy, w, B, 11, 5))
+    X, y = small_metric_data()
+    sharded = []
+    for workers in ([ws[0]], None):
+        with ShardedMetricLearning(client, X, y, 0.1, local_below=1, workers=workers, timeout=TIMEOUT,
+                                   n_eval_pairs=10) as so:
+            assert so.n_shards == M.DEFAULT_N_SHARDS
+            sharded.append(so.mean_grad(np.eye(5) * 0.2, 50_000, np.random.default_rng(4)))
+    assert np.array_equal(sharded[0], sharded[1])
 
 
 def test_seed_changes_bits_and_chunk_count_changes_bits(client):
@@ -484,7 +509,7 @@ def test_validation_and_attributes(client):
             DaskOracle(client, toy, **kw)
     local = toy()
     with DaskOracle(client, toy, local_oracle=local, local_below=100, timeout=TIMEOUT) as o:
-        assert o.n_chunks == 2                      # default: the cluster's worker threads
+        assert o.n_chunks is None                   # default: the chunk rule of B, not the cluster
         assert o.shape == (5, 5) and (o.L, o.lam, o.G, o.f_star) == (local.L, local.lam, local.G,
                                                                       local.f_star)
         assert o.value(np.eye(5)) == local.value(np.eye(5))

@@ -10,6 +10,8 @@ processes=True, host="127.0.0.1")``, started and closed here):
 2. The same for the toy oracle (5 x 5, in-process is single-threaded).
 3. The crossover: the smallest ``B`` (powers of 2) where the Dask call beats the
    in-process 2-thread call on Adult (the default ``local_below`` is set from it).
+   The cost of the cluster-independent defaults (``default_n_chunks(B)`` chunks,
+   4 shards) against one chunk / shard per worker (2), at ``B = 2**17, 2**19, 2**21``.
 4. The cost of the extra installed but unused: ``mean_grad`` in fresh processes
    with and without ``import logt.distributed``, alternated.
 5. logT on Adult at ``T = 1e7`` (practical parameters), in-process vs through Dask,
@@ -44,6 +46,7 @@ CROSSOVER_BS = tuple(2**k for k in range(12, 19))
 E2E_T, E2E_SEEDS = 10**7, (0, 1, 2, 3)
 QUICK_ADULT_BS, QUICK_TOY_BS, QUICK_CROSSOVER_BS = (10**4, 10**5), (10**4, 10**5), (2**13, 2**15)
 QUICK_E2E_T, QUICK_E2E_SEEDS = 10**5, (0,)
+RULE_BS, QUICK_RULE_BS = (2**17, 2**19, 2**21), (2**17,)
 TARGET_VS_2T, TARGET_VS_1T = 0.85, 1.7          # at B >= 1e6 on Adult pairs
 MODEL = dict(machines=32, T=10**9, cores_per_machine=2, bandwidth=1.25e9, net_latency=0.5e-3)
 
@@ -206,6 +209,27 @@ def dask_section(quick, log, data_dir=None):
                      + "\n\n\"Dask vs 2 thr\" is the Dask call's throughput as a share of the in-process "
                      "2-thread kernel's (time ratio); 2 chunks, `w` sent once per call, the chunk means "
                      "gathered (bytes/call: `w` sent + 2 means received).")
+
+        # 1b. the default chunk / shard rule (independent of the cluster) against one per worker
+        from logt.distributed._oracle import default_n_chunks
+        dd = DaskOracle(client, make_adult, local_below=1, local_oracle=in1, timeout=600)
+        sd = ShardedMetricLearning(client, X, y, ref.METRIC_LAM, n_eval_pairs=10, n_threads=1, local_below=1,
+                                   timeout=600)
+        rows = []
+        for B in (QUICK_RULE_BS if quick else RULE_BS):
+            log(f"dask: default chunk rule B=2**{int(math.log2(B))}")
+            t = compare({"d2": _caller(dk, W, B), "dd": _caller(dd, W, B), "s2": _caller(sh, W, B),
+                         "sd": _caller(sd, W, B)}, rounds=3 if quick else 7, target=0.05)
+            rows.append([f"2**{int(math.log2(B))}", default_n_chunks(B), fmt_time(t["d2"]), fmt_time(t["dd"]),
+                         _x(t["dd"] / t["d2"]), fmt_time(t["s2"]), fmt_time(t["sd"]), _x(t["sd"] / t["s2"])])
+        parts.append("#### The cluster-independent defaults (Adult): per call, against one chunk / shard per worker\n\n"
+                     + _table(["B", "default chunks", "Dask 2 chunks", "Dask default", "default / 2",
+                               "sharded 2", f"sharded default ({sd.n_shards})", "default / 2"], rows)
+                     + "\n\nThe defaults depend on B (chunks) or nothing (shards), never on the cluster, so "
+                     "one seed gives the same bits on any cluster; a ratio above 1 is their cost on these "
+                     "2 workers.")
+        dd.close()
+        sd.close()
 
         # 2. toy
         rows = []

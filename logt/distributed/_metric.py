@@ -32,7 +32,9 @@ those whose shards it already holds). Each worker receives the shards of its
 block pairs ONCE (``Client.run``, straight into a worker plugin), keeps them and
 stacks them into one compiled pair kernel. With ``P = q**2`` workers and ``S = q``
 shards each worker holds one block pair, i.e. at most ``2 n / sqrt(P)`` rows, and
-the loads are equal; the default ``S`` (:func:`default_n_shards`) aims at that.
+the loads are equal; :func:`default_n_shards` gives that ``S`` for ``P`` workers. The
+default ``S`` is a constant (``DEFAULT_N_SHARDS = 4``) so that a seed fixes the bits on any
+cluster.
 If a pinned worker leaves the cluster, the call raises
 :class:`DistributedOracleError` within a second or two and the next call
 re-plans (and re-sends the shards each worker lacks).
@@ -50,7 +52,7 @@ from logt.distributed._oracle import (
     chunk_rng)
 from logt.oracles.metric import MetricLearning
 
-__all__ = ["ShardedMetricLearning", "shard_bounds", "block_pairs", "block_pair_counts",
+__all__ = ["ShardedMetricLearning", "DEFAULT_N_SHARDS", "shard_bounds", "block_pairs", "block_pair_counts",
            "place_block_pairs", "default_n_shards", "iter_block_pairs", "draw_block_pairs",
            "sample_sharded_pairs"]
 
@@ -126,6 +128,9 @@ def default_n_shards(n, n_workers):
             return S
     return min(2 * q, n)
 
+
+# the default shard count: independent of the cluster (see ShardedMetricLearning's n_shards)
+DEFAULT_N_SHARDS = 4
 
 PAIR_BLOCK = 1 << 18      # pairs drawn and reduced at a time inside a block-pair task
 
@@ -291,10 +296,14 @@ class ShardedMetricLearning(DaskOracle):
         in-process kernel, used for small batches). ``value`` (``F`` on the fixed
         evaluation pairs) runs on the driver.
     n_shards : int >= 1, optional
-        Number of row shards ``S`` (default :func:`default_n_shards`: ``ceil(sqrt(P))``
-        for ``P`` workers, or twice that when ``P`` is not a square). One call is at
-        most ``S**2`` block-pair tasks; the bits of a run depend on ``S`` and the
-        seed, not on the number of workers or the placement.
+        Number of row shards ``S`` (default ``DEFAULT_N_SHARDS = 4``, at most ``n``:
+        16 block pairs, placed with equal loads on 1, 2, 4, 8 or 16 workers; it does
+        not depend on the cluster, so one seed gives the same bits on any cluster).
+        One call is at most ``S**2`` block-pair tasks; the bits of a run depend on
+        ``S`` and the seed, not on the number of workers or the placement. On a
+        larger cluster, :func:`default_n_shards` ``(n, P)`` gives the ``S`` that
+        balances ``P`` workers and holds at most about ``2 n / sqrt(P)`` rows on each
+        (other bits than the default).
     worker_threads : int >= 1
         Threads of the pair kernel inside each task (default 1; use 1 with one
         single-threaded worker per core).
@@ -318,7 +327,7 @@ class ShardedMetricLearning(DaskOracle):
         self._set_shape(local)
         n = local.n_samples
         if n_shards is None:
-            n_shards = default_n_shards(n, max(1, len(self._worker_threads())))
+            n_shards = min(DEFAULT_N_SHARDS, n)
         S = _check_int(n_shards, "n_shards", 1)
         if S > n:
             raise ValueError(f"n_shards={S} exceeds the number of rows n={n}")

@@ -7,18 +7,21 @@ One distributed call ``mean_grad(w, B, rng, out)``
 2. ``w`` is sent ONCE per call: scattered with broadcast (the driver sends it to
    the scheduler once, which copies it to each worker of the call); one future
    shared by all chunk tasks.
-3. ``B`` is split into ``C = min(n_chunks, B)`` chunks of sizes ``B // C`` or
-   ``B // C + 1`` (the first ``B % C`` chunks are one larger). Chunk ``c`` runs
+3. ``B`` is split into ``C`` chunks of sizes ``B // C`` or ``B // C + 1`` (the
+   first ``B % C`` chunks are one larger): ``C = min(n_chunks, B)`` for a given
+   ``n_chunks``, else ``C = default_n_chunks(B)``: ``B // MIN_CHUNK`` (``2**16``
+   samples a chunk), at least 2 and at most ``MAX_CHUNKS = 64`` chunks. Chunk ``c`` runs
    the worker's own oracle, ``oracle.mean_grad(w, B_c, rng_c)``, with
    ``rng_c = Generator(PCG64(SeedSequence(key, spawn_key=(c,))))``.
 4. The driver waits once for all chunks (one synchronization round) and reduces
    ``out = sum_c (B_c / B) * mean_c`` in chunk order 0, 1, ..., C - 1.
 
-So a run is bit-identical for a given seed and chunk count whatever the number
+So a run is bit-identical for a given seed and chunk rule whatever the number
 of workers, the scheduling order, or a chunk re-run by Dask after a worker died
-(a chunk's bits depend only on ``key``, ``c`` and ``B_c``). Changing the chunk
-count changes the chunk sizes and streams, hence the bits (same distribution,
-same driver-rng consumption).
+(a chunk's bits depend only on ``key``, ``c`` and ``B_c``). The default rule
+depends on ``B`` alone, never on the cluster, so one seed gives the same bits on
+1, 2 or 32 workers. Changing ``n_chunks`` changes the chunk sizes and streams,
+hence the bits (same distribution, same driver-rng consumption).
 
 Small batches (``B < local_below``) run in-process on the driver's local copy of
 the oracle, drawing from the driver's ``rng`` directly (deterministic per seed;
@@ -35,7 +38,8 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from logt._kernels._base import _as_point, _check_out
 
-__all__ = ["DaskOracle", "DistributedOracleError", "DEFAULT_LOCAL_BELOW"]
+__all__ = ["DaskOracle", "DistributedOracleError", "DEFAULT_LOCAL_BELOW", "MIN_CHUNK", "MAX_CHUNKS",
+           "default_n_chunks"]
 
 # Calls with B below this run in-process. A distributed call costs a fixed L (~12 ms
 # measured on a loopback cluster) plus B c / P (c: seconds per sample on one core,
@@ -46,6 +50,14 @@ __all__ = ["DaskOracle", "DistributedOracleError", "DEFAULT_LOCAL_BELOW"]
 # sample) needs ~2**23. See the README section "Scaling out"; pass local_below per oracle.
 DEFAULT_LOCAL_BELOW = 2**17
 DEFAULT_TIMEOUT = 600.0
+
+# The default chunk rule (n_chunks=None) follows the batch, never the cluster, so a seed fixes the
+# bits on any cluster: B // MIN_CHUNK chunks, at least 2, at most MAX_CHUNKS. A chunk of 2**16
+# samples is ~20 ms of work for the Adult pair oracle, against ~4-5 ms of per-task cost measured on
+# the 2-worker loopback cluster (scheduling plus one (d, d) result); 64 chunks keep up to 64 worker
+# threads busy on the large late batches. Measured cost and the rule: docs/guide/scaling-out.md.
+MIN_CHUNK = 2**16
+MAX_CHUNKS = 64
 
 _DELEGATED = ("value", "L", "lam", "G", "f_star", "minimizer", "R", "grad_bound",
               "n_samples", "n_features", "classes", "noise", "A")
@@ -80,6 +92,12 @@ def chunk_rng(key, *spawn_key):
     """``Generator(PCG64(SeedSequence(key, spawn_key=spawn_key)))``: the stream of one chunk."""
     ss = np.random.SeedSequence(entropy=key, spawn_key=tuple(int(s) for s in spawn_key))
     return np.random.Generator(np.random.PCG64(ss))
+
+
+def default_n_chunks(B):
+    """Chunks of a distributed call with batch ``B >= 1`` under the default rule:
+    ``min(B, clip(B // MIN_CHUNK, 2, MAX_CHUNKS))``, independent of the cluster."""
+    return min(int(B), max(2, min(MAX_CHUNKS, int(B) // MIN_CHUNK)))
 
 
 def chunk_sizes(B, n_chunks):
@@ -192,10 +210,12 @@ class DaskOracle:
         until :meth:`close`. Workers must be able to import ``logt``. To ship
         less, let ``make_oracle`` load its data from storage the workers see.
     n_chunks : int >= 1, optional
-        Chunks per distributed call (``min(n_chunks, B)`` are used). Default:
-        the number of worker threads when the oracle is built. The bits of a run
-        depend on it (not on the number of workers): pass it explicitly to
-        reproduce a run on another cluster.
+        Chunks per distributed call (``min(n_chunks, B)`` are used). Default
+        (None): :func:`default_n_chunks`, ``B // MIN_CHUNK`` chunks (``2**16``
+        samples each), at least 2 and at most ``MAX_CHUNKS = 64``: it depends on
+        ``B`` only, so one seed gives the same bits on any cluster. The bits depend on the chunk
+        count (never on the number of workers); on a cluster of more than 64
+        worker threads pass a larger ``n_chunks`` to use them all.
     local_below : int >= 0
         Calls with ``B < local_below`` run in-process (no network). Default
         ``DEFAULT_LOCAL_BELOW`` (2**17: the measured crossover for the Adult pair
@@ -248,9 +268,7 @@ class DaskOracle:
         self._init_common(client, local_below, workers, timeout)
         self._local = make_oracle() if local_oracle is None else local_oracle
         self._set_shape(self._local)
-        if n_chunks is None:
-            n_chunks = self._default_parallelism()
-        self.n_chunks = _check_int(n_chunks, "n_chunks", 1)
+        self.n_chunks = None if n_chunks is None else _check_int(n_chunks, "n_chunks", 1)
         self._plugin_name = f"logt-oracle-{self.token}"
         self._register(_OraclePlugin(make_oracle))
 
@@ -287,13 +305,6 @@ class DaskOracle:
         info = self._client.scheduler_info()["workers"]
         return {a: int(v.get("nthreads", 1)) for a, v in info.items()
                 if self.workers is None or a in self.workers}
-
-    def _default_parallelism(self):
-        n = sum(self._worker_threads().values())
-        if n < 1:
-            raise ValueError("the cluster has no workers (or none of the given workers): "
-                             "pass n_chunks explicitly or start workers first")
-        return n
 
     def _register(self, plugin):
         """Install the worker plugin on every worker (and future ones); a failing setup
@@ -388,7 +399,7 @@ class DaskOracle:
 
     def _submit(self, a, B, key):
         """Submit the chunk tasks; returns ``(sizes, futures)`` in the fixed chunk order."""
-        sizes = chunk_sizes(B, self.n_chunks)
+        sizes = chunk_sizes(B, default_n_chunks(B) if self.n_chunks is None else self.n_chunks)
         wf = self._hold_w(a)
         kw = self._submit_kwargs()
         futures = [self._client.submit(_chunk_task, self._plugin_name, wf, s, key, c,
