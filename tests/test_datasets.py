@@ -133,7 +133,7 @@ def test_shared_files_raw():
     nnz = np.diff(X.indptr)
     assert nnz.min() == 11 and nnz.max() == 14
     p = require_data_file("a9a.t.gz")
-    assert load_libsvm(p)[0].shape == (16281, 122)          # the README's caveat
+    assert load_libsvm(p)[0].shape == (16281, 122)          # the data README's caveat (a9a.t never uses feature 123)
     X, y = load_libsvm(p, n_features=123)
     assert X.shape == (16281, 123)
     assert _counts(y) == {-1.0: 12435, 1.0: 3846}

@@ -1,7 +1,7 @@
 """Ctrl-C (SIGINT) stops a run promptly, in the compiled step loops and in the Python driver.
 
 The bound asserted here is generous (the CI machine is shared); the latency measured on an idle
-machine is reported in README (Reliability).
+machine is reported in docs/guide/reliability.md.
 """
 import os
 import signal

@@ -30,7 +30,7 @@ def test_concurrent_blocks_restore_once():
     # Only the nesting is asserted here: OpenBLAS (0.3.30) does not apply
     # openblas_set_num_threads calls made from worker threads uniformly once the
     # main thread has set a count itself, so counts read across threads are not
-    # meaningful (see README, Threads).
+    # meaningful (see docs/guide/reliability.md, Threads).
     barrier = threading.Barrier(4)
     seen = []
 

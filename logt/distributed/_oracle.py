@@ -47,7 +47,7 @@ __all__ = ["DaskOracle", "DistributedOracleError", "DEFAULT_LOCAL_BELOW", "MIN_C
 # B* = L / (c (1/p - 1/P)): for the Adult pair oracle (c ~ 0.31 us) that is ~2**17
 # against one local thread on the 2-worker loopback cluster (measured) and ~8e4 against
 # two local threads on a large cluster. A cheap oracle (the 5 x 5 toy, c ~ 14 ns per
-# sample) needs ~2**23. See the README section "Scaling out"; pass local_below per oracle.
+# sample) needs ~2**23. See docs/guide/scaling-out.md; pass local_below per oracle.
 DEFAULT_LOCAL_BELOW = 2**17
 DEFAULT_TIMEOUT = 600.0
 
@@ -219,7 +219,7 @@ class DaskOracle:
     local_below : int >= 0
         Calls with ``B < local_below`` run in-process (no network). Default
         ``DEFAULT_LOCAL_BELOW`` (2**17: the measured crossover for the Adult pair
-        oracle, see the README; about ``L / (c (1/p - 1/P))`` for a round cost ``L``,
+        oracle, see docs/guide/scaling-out.md; about ``L / (c (1/p - 1/P))`` for a round cost ``L``,
         ``c`` seconds per sample, ``p`` local and ``P`` cluster cores). 0 or 1:
         always distributed. Fixed per oracle, never timed at run time: which path
         a call takes must not depend on timings, or runs would not be reproducible.
