@@ -32,7 +32,7 @@ _check_compiled()
 
 from logt._checkpoint import CheckpointError
 from logt._minimize import logt_params, minimize
-from logt._result import MinimizeResult
+from logt._result import ConvergenceWarning, MinimizeResult
 from logt._threads import single_threaded_blas
 from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone, project_psd
 from logt.metric_learning import (DegenerateMetricWarning, MetricLearner, NotFittedError, PairsMetricLearner,
@@ -44,7 +44,7 @@ except _PackageNotFoundError:         # not installed (e.g. a source tree on sys
     __version__ = "0+unknown"
 
 __all__ = [
-    "minimize", "logt_params", "MinimizeResult", "CheckpointError", "single_threaded_blas",
+    "minimize", "logt_params", "MinimizeResult", "ConvergenceWarning", "CheckpointError", "single_threaded_blas",
     "PSDCone", "EuclideanBall", "Box", "CallableDomain", "project_psd",
     "MetricLearner", "NotFittedError", "practical_metric_params", "PairsMetricLearner",
     "DegenerateMetricWarning",

@@ -9,7 +9,7 @@ import numpy as np
 
 from logt import params as _params
 from logt._checkpoint import CheckpointError, Checkpointer, load as _load_checkpoint, to_json
-from logt._result import MinimizeResult
+from logt._result import ConvergenceWarning, MinimizeResult
 from logt._rng import check_rng
 from logt._run import Run
 from logt._threads import single_threaded_blas
@@ -107,7 +107,14 @@ def _check_every(v):
     return float(v)
 
 
-def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None, G=None, x0=None,
+def _default_method(method, options, legacy):
+    """``method=None``: ``"auto"``, or ``"logt"`` (the earlier default) when logT's options are given."""
+    if method is not None:
+        return method
+    return "logt" if options or legacy else "auto"
+
+
+def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, G=None, x0=None,
              rng=None, callback=None, checkpoint=None, checkpoint_every=60.0, resume=None, trace="fun",
              **legacy):
     """Minimize ``F`` over ``domain`` with at most ``T`` stochastic gradients.
@@ -117,8 +124,11 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     oracle : an oracle (see ``logt.oracles``): ``shape`` and ``mean_grad(w, B, rng, out)``.
     domain : a domain (see ``logt.domains``): ``shape`` and ``project(v, out)``.
     T : int (or an integral float such as ``1e6``), budget of oracle calls (stochastic gradients).
-    method : a method name (table below) or a method object such as
-        ``logt.methods.LogT(eta=0.1, M=4, B1=2)``.
+    method : None (default), a method name (table below) or a method object such as
+        ``logt.methods.LogT(eta=0.1, M=4, B1=2)``. None means ``"auto"`` (see "The
+        default call" below), or ``"logt"`` when ``options`` (or the first release's
+        keywords) are given without a method: they are logT's, the default of
+        earlier releases.
     options : dict of the named method's options (SciPy's convention), e.g.
         ``minimize(..., method="epoch_gd", options={"T1": 8})``. Unknown options are
         an error naming the method.
@@ -129,7 +139,7 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
         the domain once before the run; that setup projection is not counted in
         ``n_projections``, which counts the method's own projections.
     rng : int seed, ``SeedSequence`` or ``Generator``; the same seed gives bit-identical results.
-    callback : ``callback(state)`` after each epoch / stage (logt, epoch_gd, logt_acc) or
+    callback : ``callback(state)`` after each epoch / stage (auto, logt, epoch_gd, logt_acc) or
         trace point (the SGD-type methods, frank_wolfe), with ``state.x, .fun, .n_calls, .n_projections, .epoch``; return
         True to stop early (then ``success`` is False).
     checkpoint : path; the run's state is saved there atomically (temporary file +
@@ -145,16 +155,45 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
         ``F`` costs a noticeable share of the run, as in the metric learners. The iterates
         are the same either way.
 
+    The default call
+    ----------------
+    ``minimize(oracle, domain, T, lam=lam)`` needs only ``lam`` (a given or the
+    oracle's ``L`` caps the curvature estimate). It measures at ``x0`` the
+    curvature ``L_est`` (at most 2% of ``T``) and the gradient noise (at most 1%),
+    then runs (:mod:`logt.methods.auto`):
+
+    * **logT's epochs** (``result.method == "logt"``, its auto rule) when they
+      contract within their projection cap (0.75% of ``T``): ``M eta lam >= 0.738``,
+      i.e. about ``M >= L_est/lam`` updates per epoch fit, and the epochs that fit
+      can remove the start's error at the measured noise. Then the run is exactly
+      ``method="logt"``'s (same random stream, same result).
+    * **the accelerated stages** (``result.method == "logt_acc"``, its auto rule)
+      otherwise: ``~5.7 sqrt(L_est/lam)`` projections per contracting stage instead
+      of ``~2 L_est/lam`` per epoch, at most 2% of ``T`` in all. When not even one
+      contracting stage fits (``T`` too small for ``L/lam``) it runs shorter stages
+      and reports ``success=False`` with a ``T`` that would suffice.
+
+    ``result.params["chosen_by"]`` states the numbers behind the choice. Both end
+    with a check of the run's own evidence (the gradient mapping at the end against
+    its noise level, ``result.params["convergence"]``): a run whose evidence says it
+    did not converge returns ``success=False``, the cause and the remedy in
+    ``message``, and issues a ``logt.ConvergenceWarning``. Override the default to
+    reproduce the paper (``method="logt", options={"params": "theorem1"}``), to fix
+    the method (``"logt"``, ``"logt_acc"``), or when projections are cheap
+    (``"sgd"`` with ``average="suffix"``: the most accurate per oracle call).
+
     Methods
     -------
     ==================== ================================================ ============= ==============================================
     method               what runs (options)                              rate          projections
     ==================== ================================================ ============= ==============================================
+    "auto" (default)     "logt" or "logt_acc" with their auto rules,      O(1/T)        logt: <= 0.75% of T; logt_acc: <= 2% of T
+                         chosen after the estimate at x0 (proj_frac)
     "logt"               Algorithm 1: extra-gradient epochs, doubling     O(1/T)        2*M*n_epochs = O((L/lam) log T)
-                         batches (params, eta, M, B1, delta)
+                         batches (params, eta, M, B1, delta, proj_frac)
     "logt_acc"           multi-stage AC-SA (Ghadimi-Lan), batches growing O(1/T)        N*(K-1) + N_last, N ~ sqrt(32 L/lam),
-                         4x per stage; needs L (params, L, N, N_last,                   N_last ~ sqrt(2 L/lam), K ~ log4(3T/N):
-                         B1, growth, average)                                           O(sqrt(L/lam) log T)
+                         4x per stage (params: auto (default) or theory,                N_last ~ sqrt(2 L/lam), K ~ log4(3T/N):
+                         L, N, N_last, B1, growth, average, proj_frac)                  O(sqrt(L/lam) log T)
     "sgd"                projected SGD, step 1/(lam t) (average: last,    O(log T/T);   T
                          uniform, suffix)                                 suffix O(1/T)
     "epoch_gd"           Hazan-Kale Epoch-GD (T1, eta1)                   O(1/T)        T1*(2**K - 1) <= T
@@ -167,8 +206,8 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
                          compact domains with an LMO (batch_scale)
     ==================== ================================================ ============= ==============================================
 
-    When to use which: ``logt_acc`` when ``L`` is known (or estimated) and
-    projections are expensive, above all when ``L/lam`` is large; ``logt`` for
+    When to use which: the default for a problem whose ``L/lam`` you do not know;
+    ``logt_acc`` when projections are expensive and ``L/lam`` is large; ``logt`` for
     the paper's algorithm; ``sgd`` (``average="suffix"``) or ``minibatch_sgd``
     when projections are cheap (they are the most accurate per oracle call);
     ``frank_wolfe`` when the domain has a cheap LMO but an expensive projection
@@ -182,8 +221,18 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
 
     Returns
     -------
-    MinimizeResult with ``x, fun, n_calls, n_projections, n_epochs, params, trace,
-    success, message`` (``message`` says how much of ``T`` was used).
+    MinimizeResult with ``x, fun, n_calls, n_projections, n_epochs, method, params,
+    trace, success, message`` (``method``: the method that ran; ``message`` says how
+    much of ``T`` was used and, for a run that did not converge, why and what to do).
+
+    Warns
+    -----
+    logt.ConvergenceWarning
+        When the auto rules' diagnostics say the run did not converge (then
+        ``success`` is False): epochs that cannot contract under the projection cap
+        (``method="logt"`` only; the default switches to stages there), a ``T``
+        below one contracting stage, or a gradient mapping at the end far above its
+        noise level. The result is returned all the same.
 
     Errors
     ------
@@ -198,6 +247,7 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     (``FunctionOracle``, ``CallableDomain``) they fall back to a Python loop. All
     BLAS/LAPACK work runs on one thread during the call (see README).
     """
+    method = _default_method(method, options, legacy)
     legacy_opts = _legacy_options(method, legacy)
     if legacy_opts:
         if options:
@@ -258,12 +308,19 @@ def minimize(oracle, domain, T, method="logt", *, options=None, L=None, lam=None
     used.update({"L": L, "lam": lam, "G": G, "T": T})
     pct = 100.0 * run.n_calls / T
     message = f"used {run.n_calls:,} of T = {T:,} oracle calls ({pct:.1f}%)"
+    name = params.get("chosen", meth.name)
+    success = not run.stopped
+    verdict = params.get("convergence")
     if run.stopped:
         message = "stopped by callback; " + message
+    elif verdict is not None and not verdict["ok"]:
+        success = False
+        message = (f"did not converge: {verdict['cause']}. Remedy: {verdict['remedy']}. ({message})")
+        warnings.warn(f"logt.minimize (method {name!r}): {message}", ConvergenceWarning, stacklevel=2)
     return MinimizeResult(
         x=x, fun=fun, n_calls=int(run.n_calls), n_projections=int(run.n_projections),
-        n_epochs=int(n_epochs), method=meth.name, params=used, trace=run.trace(),
-        success=not run.stopped, message=message,
+        n_epochs=int(n_epochs), method=name, params=used, trace=run.trace(),
+        success=success, message=message,
     )
 
 

@@ -281,6 +281,22 @@ def auto_eta_M(L_est, lam, M_cap):
     return max(eta, auto_eta(L_est)), M_cap
 
 
+def _epoch_c_min():
+    """The smallest ``c = M eta lam`` whose epoch shrinks the weakest direction's excess at least as fast as
+    the doubling batch halves the variance: ``((1 - e^-c) / c)^2 <= 1/2`` (bisection; about 0.735)."""
+    lo, hi = 0.1, 2.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if (-math.expm1(-mid) / mid) ** 2 <= 0.5:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+EPOCH_C_MIN = _epoch_c_min()
+
+
 def _bias_removed(c):
     """Fraction of the start's ``F``-excess along the weakest direction that one epoch with
     ``M eta lam = c`` removes: ``1 - ((1 - e^-c) / c)^2`` (its mean point contracts the

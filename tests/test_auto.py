@@ -36,7 +36,7 @@ def check_counts(res, T):
 @pytest.mark.parametrize("T", [500, 1000, 4321, 10_000, 65_432, 100_000, 300_001])
 def test_auto_counts_on_a_grid_of_T(T):
     oracle, domain = toy()
-    res = logt.minimize(oracle, domain, T, rng=3)            # auto is the default
+    res = logt.minimize(oracle, domain, T, method="logt", rng=3)      # the auto rule is logt's default
     assert res.params["rule"] == "auto"
     check_counts(res, T)
     M_cap = P.auto_M_cap(T)
@@ -131,7 +131,7 @@ def test_auto_runs_on_a_function_oracle_without_L():
     assert oracle.L is None
     with pytest.raises(ValueError, match="needs L"):
         logt.minimize(oracle, Box(-2, 2, shape=(3,)), 20_000, options={"params": "theorem1"})
-    res = logt.minimize(oracle, Box(-2, 2, shape=(3,)), 20_000, rng=0)
+    res = logt.minimize(oracle, Box(-2, 2, shape=(3,)), 20_000, method="logt", rng=0)
     assert res.params["rule"] == "auto" and 0 < res.params["L_est"] <= 2 * _top(H)
     check_counts(res, 20_000)
     # the optimum of the same objective by a deterministic solver (scipy L-BFGS-B on the exact F)
@@ -158,7 +158,7 @@ def _stiff_outside(c):
 def test_safeguard_recovers_from_an_unstable_step_and_counts_it():
     oracle, value = _stiff_outside(200.0)
     dom = CallableDomain(lambda v: v, (2,))
-    res = logt.minimize(oracle, dom, 200_000, rng=0)
+    res = logt.minimize(oracle, dom, 200_000, method="logt", rng=0)
     p = res.params
     assert p["retries"] >= 1                       # the estimate at x0 (curvature 1) was too optimistic
     assert p["L_final"] >= 4.0 ** p["retries"] * 0.5
@@ -234,5 +234,5 @@ def test_noise_in_one_coordinate_fails_no_epoch():
     be balanced (zero noise) set a radius the next batch's full noise left, and the epoch was re-run with a
     4x smaller step (4 of these 40 seeds; digits: 2 of 10 splits, 4x the projections)."""
     o = _one_coordinate_noise_oracle()
-    retries = [logt.minimize(o, PSDCone(2), 20_000, rng=seed).params["retries"] for seed in range(40)]
+    retries = [logt.minimize(o, PSDCone(2), 20_000, method="logt", rng=seed).params["retries"] for seed in range(40)]
     assert retries == [0] * 40

@@ -133,7 +133,7 @@ def test_killed_subprocess_resumes_bit_identical(tmp_path):
 def saved(tmp_path):
     oracle, domain = toy()
     path = tmp_path / "x.ckpt"
-    logt.minimize(oracle, domain, 20_000, rng=3, checkpoint=path)
+    logt.minimize(oracle, domain, 20_000, method="logt", rng=3, checkpoint=path)
     return oracle, domain, path
 
 
@@ -147,7 +147,7 @@ def saved(tmp_path):
 ])
 def test_mismatched_checkpoint_is_a_clear_error(saved, change, word):
     oracle, domain, path = saved
-    kw = dict(T=20_000, rng=3)
+    kw = dict(T=20_000, rng=3, method="logt")
     kw.update(change)
     T = kw.pop("T")
     with pytest.raises(CheckpointError, match=word):
@@ -157,7 +157,7 @@ def test_mismatched_checkpoint_is_a_clear_error(saved, change, word):
 def test_other_problem_is_a_clear_error(saved):
     _, _, path = saved
     with pytest.raises(CheckpointError, match="shape differs"):
-        logt.minimize(PSDQuadratic(np.zeros((3, 3))), PSDCone(3), 20_000, rng=3, resume=path)
+        logt.minimize(PSDQuadratic(np.zeros((3, 3))), PSDCone(3), 20_000, method="logt", rng=3, resume=path)
 
 
 def test_corrupt_or_missing_checkpoint_is_a_clear_error(saved, tmp_path):

@@ -91,17 +91,18 @@ def test_logt_acc_exact_counts(T):
     c = Counting(oracle, domain)
     N, N_last = 6, 1            # the smallest n with n(n+1) >= 32, resp. >= 2 (L/lam = 1)
     K, calls, proj = acc_closed_form(T, N, N_last)
+    theory = {"params": "theory"}
     if K == 0:
         with pytest.raises(ValueError, match=f"minimum T is N_last\\*B1 = {N_last}"):
-            logt.minimize(c, counting_domain(c), T, method="logt_acc", rng=0)
+            logt.minimize(c, counting_domain(c), T, method="logt_acc", options=theory, rng=0)
         return
-    res = logt.minimize(c, counting_domain(c), T, method="logt_acc", rng=0)
+    res = logt.minimize(c, counting_domain(c), T, method="logt_acc", options=theory, rng=0)
     assert (res.n_epochs, res.n_calls, res.n_projections) == (K, calls, proj)
     assert c.calls == calls and c.projections - 1 == proj         # minus the setup projection of x0
     assert T - N_last < res.n_calls <= T
     assert len(res.trace["n_calls"]) == K and res.trace["n_projections"][-1] == proj
     # the compiled oracle and domain give the same counts
-    r2 = logt.minimize(oracle, domain, T, method="logt_acc", rng=0)
+    r2 = logt.minimize(oracle, domain, T, method="logt_acc", options=theory, rng=0)
     assert (r2.n_calls, r2.n_projections) == (calls, proj)
 
 
@@ -132,7 +133,8 @@ def test_logt_acc_projections_grow_like_sqrt_kappa():
     kappas = [1, 10, 100, 1000, 10**4]
     for k in kappas:
         oracle = DiagonalQuadratic(np.array([1.0, float(k)]), np.zeros(2), noise=0.1)
-        proj.append(logt.minimize(oracle, EuclideanBall(2, 1.0), T, method="logt_acc", rng=0).n_projections)
+        proj.append(logt.minimize(oracle, EuclideanBall(2, 1.0), T, method="logt_acc", options={"params": "theory"},
+                                  rng=0).n_projections)
     slope = np.polyfit(np.log(kappas), np.log(proj), 1)[0]
     assert 0.35 < slope < 0.5, (proj, slope)
 
@@ -308,12 +310,12 @@ def test_logt_acc_uses_the_L_option_and_errors_clearly():
     f = FunctionOracle(lambda w, rng: w + rng.standard_normal(w.shape), (3,), lam=1.0)
     dom = EuclideanBall(3, 1.0)
     with pytest.raises(ValueError, match="needs L"):
-        logt.minimize(f, dom, 1000, method="logt_acc", rng=0)
-    r = logt.minimize(f, dom, 1000, method=LogTAcc(L=4.0), rng=0)
+        logt.minimize(f, dom, 1000, method="logt_acc", options={"params": "theory"}, rng=0)
+    r = logt.minimize(f, dom, 1000, method=LogTAcc(params="theory", L=4.0), rng=0)
     assert r.params["L_used"] == 4.0 and r.params["N"] == theory_N(4.0, 1.0)
     assert r.params["N_last"] == 3 and r.params["N"] == 11   # n(n+1) >= 2*4, >= 32*4
     with pytest.raises(ValueError, match="L must be >= lam"):
-        logt.minimize(f, dom, 1000, method=LogTAcc(L=0.5), rng=0)
+        logt.minimize(f, dom, 1000, method=LogTAcc(params="theory", L=0.5), rng=0)
     with pytest.raises(ValueError, match="growth must be in"):
         LogTAcc(growth=8)
     with pytest.raises(ValueError, match="needs N"):
@@ -325,7 +327,7 @@ def test_logt_acc_uses_the_L_option_and_errors_clearly():
     # params="auto" is wired (tests/test_auto.py): L comes from logT's curvature estimate
     r = logt.minimize(f, dom, 1000, method="logt_acc", options={"params": "auto"}, rng=0)
     assert r.params["L_est"] > 0 and r.n_calls <= 1000
-    with pytest.raises(ValueError, match="params must be one of 'theory', 'explicit'"):
+    with pytest.raises(ValueError, match="params must be one of 'auto', 'theory', 'explicit'"):
         LogTAcc(params="theorem1")
 
 
@@ -417,7 +419,7 @@ def test_logt_acc_matches_suffix_sgd_at_equal_T_when_ill_conditioned(domain):
     oracle, dom = make_problem(domain, 1000)
     f_star = reference_solution(oracle, dom)[1]
     T, seeds = 200_000, range(12)
-    acc = [logt.minimize(oracle, dom, T, method="logt_acc", rng=s) for s in seeds]
+    acc = [logt.minimize(oracle, dom, T, method="logt_acc", options={"params": "theory"}, rng=s) for s in seeds]
     sgd = [logt.minimize(oracle, dom, T, method="minibatch_sgd", options={"B": 1, "average": "suffix"}, rng=s)
            for s in seeds]
     e_acc = np.mean([r.fun - f_star for r in acc])

@@ -206,9 +206,10 @@ def test_nan_oracle_in_the_auto_rules_estimates_names_the_estimate():
     def g(w, rng):
         return np.full((2, 2), np.nan) if rng.random() < 0.2 else w.copy()
     oracle = FunctionOracle(g, (2, 2), L=1.0, lam=1.0)
-    with pytest.raises(FloatingPointError, match=r"non-finite.*method 'logt', the (curvature|gradient-noise) "
-                                                 r"estimate at x0"):
-        logt.minimize(oracle, PSDCone(2), 5000, rng=0)
+    for method in ("auto", "logt", "logt_acc"):
+        with pytest.raises(FloatingPointError, match=rf"non-finite.*method '{method}', the (curvature|gradient-noise) "
+                                                     r"estimate at x0"):
+            logt.minimize(oracle, PSDCone(2), 5000, method=method, rng=0)
 
 
 def test_adult_baselines_regression_tied_zero_eigenvalues():

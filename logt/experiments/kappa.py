@@ -88,8 +88,9 @@ def method_rows(domain, oracle, dom, x_star):
     rho = constraint_function(dom).rho
     gstar = float(np.linalg.norm(oracle.grad(x_star)))
     rows = {
-        "logt": ("logt", {}, "logT (Thm 1)", False),
-        "logt_acc": ("logt_acc", {}, "logT-acc", False),
+        "logt": ("logt", {"params": "theorem1"}, "logT (Thm 1)", False),
+        "logt_acc": ("logt_acc", {"params": "theory"}, "logT-acc", False),
+        "auto": ("auto", {}, "default (auto)", False),
         "sgd": ("sgd", {}, "SGD 1/(lam t)", True),
         "sgd_capped": ("minibatch_sgd", {"B": 1}, "SGD min(1/L, 1/(lam t))", True),
         "sgd_suffix": ("minibatch_sgd", {"B": 1, "average": "suffix"}, "SGD capped, suffix avg", True),
@@ -105,7 +106,7 @@ def method_rows(domain, oracle, dom, x_star):
 
 
 ALL_ROWS = ("logt", "logt_acc", "sgd", "sgd_capped", "sgd_suffix", "epoch_gd", "minibatch_sgd",
-            "one_projection_sgd", "frank_wolfe")
+            "one_projection_sgd", "frank_wolfe", "auto")
 FIXED_PROJECTIONS = ("one_projection_sgd", "frank_wolfe")      # counts do not grow with T: no extension
 
 _CACHE = {}

@@ -60,8 +60,9 @@ METHODS = ("logt_auto", "logt_theorem1", "epoch_gd", "sgd")
 LABELS = {"logt_auto": "logT (auto)", "logt_practical": "logT (practical)", "logt_theorem1": "logT (Theorem 1)",
           "epoch_gd": "EP_GD", "sgd": "SGD"}
 # optional rows (``--methods``): row -> (method, options); the PSD cone has no LMO (no Frank-Wolfe)
-EXTRA = {"logt_practical": ("logt", {}), "logt_acc": ("logt_acc", {}), "minibatch_sgd": ("minibatch_sgd", {}),
-         "one_projection_sgd": ("one_projection_sgd", {}), "sgd_suffix": ("sgd", {"average": "suffix"})}
+EXTRA = {"logt_practical": ("logt", {}), "logt_acc": ("logt_acc", {"params": "theory"}),
+         "minibatch_sgd": ("minibatch_sgd", {}), "one_projection_sgd": ("one_projection_sgd", {}),
+         "sgd_suffix": ("sgd", {"average": "suffix"})}
 ALL_METHODS = METHODS + tuple(EXTRA)
 LABELS.update({"logt_acc": "logT-acc", "minibatch_sgd": "mini-batch SGD", "one_projection_sgd": "1-proj SGD",
                "sgd_suffix": "SGD suffix avg"})

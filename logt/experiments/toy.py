@@ -19,7 +19,7 @@ from logt.oracles import PSDQuadratic
 METHODS = ("logt", "epoch_gd", "sgd")
 LABELS = {"logt": "logT", "epoch_gd": "EP_GD", "sgd": "SGD"}
 # optional rows (``--methods``): row -> (method, options)
-EXTRA = {"logt_acc": ("logt_acc", {}), "minibatch_sgd": ("minibatch_sgd", {}),
+EXTRA = {"logt_acc": ("logt_acc", {"params": "theory"}), "minibatch_sgd": ("minibatch_sgd", {}),
          "one_projection_sgd": ("one_projection_sgd", {}), "sgd_suffix": ("sgd", {"average": "suffix"})}
 ALL_METHODS = METHODS + tuple(EXTRA)
 LABELS.update({"logt_acc": "logT-acc", "minibatch_sgd": "mini-batch SGD", "one_projection_sgd": "1-proj SGD",

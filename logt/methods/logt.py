@@ -12,6 +12,7 @@ import numpy as np
 from logt import params as _params
 from logt.curvature import estimate_curvature, estimate_curvature_adaptive
 from logt.gradient_noise import BATCHES_PER_ROUND, estimate_gradient_noise
+from logt.methods import convergence as _chk
 from logt.methods._base import Method, Option, one_of, positive_float, positive_int, probability, register
 
 PARAM_RULES = ("auto", "theorem1", "theorem2", "explicit")
@@ -84,6 +85,16 @@ class LogT(Method):
       smaller step (and up to 4x more updates); after 6 failures a
       ``FloatingPointError`` says so. Every call and projection, including those
       of estimates and failed epochs, is counted.
+
+    * **Honest success** (``params["convergence"]``): when the cap holds ``c = M eta lam``
+      below ``logt.params.EPOCH_C_MIN = 0.738`` the epochs cannot contract along the
+      weakest direction faster than the doubling batch halves the noise
+      (``((1 - e^-c)/c)^2 > 1/2``): ``success=False`` and a ``logt.ConvergenceWarning``
+      (``method="auto"``, the default, runs the accelerated stages there). Every epoch
+      also yields, for free, the gradient mapping at the mean of its points:
+      ``w = Pi(w_bar - eta g_bar)`` is a projected gradient step from that mean with
+      the mean of its ``M`` gradients, so ``G = (w_bar - w)/eta``; the last epoch's
+      ``G`` far above its noise (:mod:`logt.methods.convergence`) is reported the same way.
 
     ``result.params`` reports ``L_est`` (the estimate at ``x0``), ``L_final``,
     ``eta``/``M`` of the first and the last epoch, ``estimate_calls``,
@@ -199,23 +210,55 @@ class LogT(Method):
 
     # ---- the auto rule -------------------------------------------------------------------
     def _prepare_auto(self, run):
-        T, lam = run.T, run.lam
-        L, L_raw, det = estimate_at_x0(run)
-        M_cap = _params.auto_M_cap(T, frac=self.values["proj_frac"])
-        eta, M = _params.auto_eta_M(L, lam, M_cap)
-        B1, noise = first_batch(run, M, M * eta * lam)
-        batches, calls, proj = _params.auto_schedule(T - run.n_calls, M, B1)
-        if not batches:
-            raise ValueError(
-                f"T={T} is below one epoch of Algorithm 1 with the auto rule: the curvature estimate "
-                f"used {run.n_calls} calls and L_est = {L:.4g}, lam = {lam:.4g} give M = {M}, so one "
-                f"epoch needs 2*M*B1 = {2 * M * B1} more calls; the minimum T is {run.n_calls + 2 * M * B1}")
-        return {"rule": "auto", "eta": eta, "M": M, "B1": B1, "M_cap": M_cap,
-                "L_est": L, "L_est_raw": L_raw, "estimate_B": det["B"], "estimate_calls": det["calls"],
-                "grad_norm0": det["grad_norm"], "noise_sigma2": noise["sigma2"],
-                "noise_mean_sq": noise["mean_sq"], "noise_calls": noise["n_samples"],
-                "planned_epochs": len(batches),
-                "planned_calls": calls + det["calls"], "planned_projections": proj}
+        return auto_params(run, auto_estimates(run, self.values["proj_frac"]))
+
+
+def auto_estimates(run, proj_frac=None):
+    """The auto rule's measurements at ``x0``, in this order (the random stream depends on it): the
+    curvature estimate (:func:`estimate_at_x0`), then the gradient noise (:func:`first_batch`).
+
+    Returns a dict with ``L`` (capped by a given ``L``), ``L_raw``, ``det`` (the estimate's
+    details), ``M_cap``, ``eta``, ``M`` (:func:`logt.params.auto_eta_M`), ``c = M eta lam``,
+    ``B1`` and ``noise`` (the noise measurement's details). Shared with ``method="auto"``.
+    """
+    L, L_raw, det = estimate_at_x0(run)
+    M_cap = _params.auto_M_cap(run.T, frac=proj_frac)
+    eta, M = _params.auto_eta_M(L, run.lam, M_cap)
+    c = M * eta * run.lam
+    B1, noise = first_batch(run, M, c)
+    return {"L": L, "L_raw": L_raw, "det": det, "M_cap": M_cap, "eta": eta, "M": M, "c": c, "B1": B1,
+            "noise": noise, "proj_frac": _params.AUTO_PROJ_FRAC if proj_frac is None else proj_frac}
+
+
+def auto_params(run, est):
+    """The auto rule's ``params`` (the schedule of :func:`logt.params.auto_schedule`) from
+    :func:`auto_estimates`; a ``ValueError`` when not even one epoch fits."""
+    T, lam = run.T, run.lam
+    L, M, B1, det, noise = est["L"], est["M"], est["B1"], est["det"], est["noise"]
+    batches, calls, proj = _params.auto_schedule(T - run.n_calls, M, B1)
+    if not batches:
+        raise ValueError(
+            f"T={T} is below one epoch of Algorithm 1 with the auto rule: the curvature estimate "
+            f"used {run.n_calls} calls and L_est = {L:.4g}, lam = {lam:.4g} give M = {M}, so one "
+            f"epoch needs 2*M*B1 = {2 * M * B1} more calls; the minimum T is {run.n_calls + 2 * M * B1}")
+    out = {"rule": "auto", "eta": est["eta"], "M": M, "B1": B1, "M_cap": est["M_cap"],
+           "L_est": L, "L_est_raw": est["L_raw"], "estimate_B": det["B"], "estimate_calls": det["calls"],
+           "grad_norm0": det["grad_norm"], "noise_sigma2": noise["sigma2"],
+           "noise_mean_sq": noise["mean_sq"], "noise_calls": noise["n_samples"],
+           "planned_epochs": len(batches),
+           "planned_calls": calls + det["calls"], "planned_projections": proj,
+           "contraction": est["c"]}
+    if est["c"] < _params.EPOCH_C_MIN:
+        need = _params.auto_M(L, lam)
+        out["structure"] = {
+            "ok": False,
+            "cause": (f"the projection cap ({est['proj_frac']:.2%} of T) holds M = {M} below the "
+                      f"{need:,} updates that one contracting epoch needs at the estimated L/lam = "
+                      f"{L / lam:.3g} (M eta lam = {est['c']:.3g} < {_params.EPOCH_C_MIN:.3g}): the epochs do "
+                      "not contract the error along the weakest directions"),
+            "remedy": ("use method='auto' (the default: it switches to the accelerated stages of "
+                       "'logt_acc' here), or method='logt_acc', or raise proj_frac; check lam")}
+    return out
 
 
 def estimate_at_x0(run):
@@ -240,11 +283,19 @@ def first_batch(run, M, c):
     :func:`logt.gradient_noise.estimate_gradient_noise` (zeros when the budget is too small
     for one round: then ``B1 = AUTO_B1``).
     """
+    noise = measure_noise(run)
+    if noise["n_samples"] == 0:
+        return _params.AUTO_B1, noise
+    return _params.auto_B1(noise["sigma2"], noise["mean_sq"], noise["n_samples"], M, c), noise
+
+
+def measure_noise(run):
+    """The gradient noise at ``run.x0`` (:func:`logt.gradient_noise.estimate_gradient_noise`, at most
+    ``AUTO_PILOT_FRAC * T`` calls, counted); zeros (``n_samples = 0``) when the budget is below one round."""
     max_calls = int(_params.AUTO_PILOT_FRAC * run.T)
     if max_calls < BATCHES_PER_ROUND * _params.AUTO_PILOT_B0:
-        return _params.AUTO_B1, {"sigma2": 0.0, "mean_sq": 0.0, "n_samples": 0}
-    noise = estimate_gradient_noise(run, run.x0, _params.AUTO_PILOT_B0, max_calls)
-    return _params.auto_B1(noise["sigma2"], noise["mean_sq"], noise["n_samples"], M, c), noise
+        return {"sigma2": 0.0, "mean_sq": 0.0, "n_samples": 0}
+    return estimate_gradient_noise(run, run.x0, _params.AUTO_PILOT_B0, max_calls)
 
 
 def _cap(L_est, L):
@@ -256,7 +307,7 @@ def _auto_state(run, params, w):
             "M_cap": int(params["M_cap"]), "L": float(params["L_est"]), "L_floor": 0.0,
             "Bk": 0, "last": False, "R_trust": -1.0, "done": False, "gref": float(params["grad_norm0"]),
             "n_est": 1, "est_calls": int(params["estimate_calls"]), "vec": np.zeros(run.shape),
-            "retries": 0, "epochs": [], "L_hist": [float(params["L_est"])]}
+            "retries": 0, "epochs": [], "L_hist": [float(params["L_est"])], **_chk.new_state(run.shape)}
 
 
 def _set_L(st, L, lam):
@@ -328,6 +379,7 @@ def _fail_epoch(run, st, why):
             "and strongly convex with the given lam; check lam, or give L, or explicit eta, M, B1")
     np.copyto(st["w"], st["w0"])
     st["zsum"].fill(0.0)
+    _chk.reset(st)
     st["L_floor"] = st["L"] * RETRY_FACTOR
     _set_L(st, st["L_floor"], run.lam)
     st.update(t=0, Bk=0, last=False, R_trust=-1.0)
@@ -362,10 +414,12 @@ def _drive_auto(run, params, st):
             t = st["t"] + 1
             try:
                 run.grad(w, B, g, epoch=k, step=t, eta=eta)
+                _chk.add_gradient(st, w, g)                       # the check: g(w) at w, (f, g) a pair
                 np.multiply(g, -eta, out=y)
                 y += w                                            # y = w - eta g(w)
                 run.project(y, z, epoch=k, step=t, eta=eta)       # z = Pi_D(y)
                 run.grad(z, B, f, epoch=k, step=t, eta=eta)
+                _chk.add_pair(st, f, g)
                 w -= eta * f
                 run.project(w, w, epoch=k, step=t, eta=eta)       # w = Pi_D(w - eta g(z))
             except FloatingPointError as exc:
@@ -393,6 +447,12 @@ def _drive_auto(run, params, st):
         except FloatingPointError as exc:
             _fail_epoch(run, st, str(exc))
             continue
+        # the epoch's mean y = w_bar - eta g_bar, so w = Pi(y) is a projected gradient step from the mean
+        # w_bar of the points where g was drawn: G = (w_bar - w) / eta is the gradient mapping there
+        Gm = (st["chk_xsum"] / M - w) / eta
+        st["chk_result"] = _chk.mapping_verdict(Gm, st, eta=eta, where=f"epoch {k} (of its {M} updates)",
+                                                g_ref=run.grad_scale, batch_noise=sigma2 / B)
+        _chk.reset(st)
         st["epochs"].append([int(B), int(M), float(eta)])
         st.update(k=k + 1, t=0, B=2 * B, Bk=0)
         if st["last"]:
@@ -409,4 +469,25 @@ def _auto_report(params, st):
         "L_final": st["L"], "eta_last": ep[-1][2] if ep else st["eta"], "M_last": ep[-1][1] if ep else st["M"],
         "estimate_calls": st["est_calls"], "n_estimates": st["n_est"], "retries": st["retries"],
         "L_history": list(st["L_hist"]), "epochs": [list(e) for e in ep],
+        "convergence": _verdict(params, st.get("chk_result")),
     })
+
+
+def _verdict(params, chk):
+    """``params["convergence"]``: the epochs' contraction (``structure``) and the last epoch's check."""
+    structure = params.get("structure")
+    ok = (structure is None or structure["ok"]) and (chk is None or chk["ok"])
+    out = {"ok": bool(ok), "check": chk}
+    if structure is not None and not structure["ok"]:
+        out.update(cause=structure["cause"], remedy=structure["remedy"])
+    elif chk is not None and not chk["ok"]:
+        R = chk["R"]
+        R = f"{R:.3g}" if isinstance(R, float) else R
+        out.update(
+            cause=(f"at the end the gradient mapping is ||G|| = {chk['grad_map_norm']:.3g}, R = {R} times its "
+                   f"noise level squared ({chk['noise_norm']:.3g}; at most {chk['R_max']:g} at convergence), "
+                   f"measured on {chk['where']}: the run did not reach its noise floor"),
+            remedy=("a larger T, or method='auto' / 'logt_acc' (accelerated stages contract the error with "
+                    "fewer projections); check lam (a lam above the true strong convexity makes the epochs "
+                    "too short)"))
+    return out

@@ -12,11 +12,14 @@ import math
 
 import numpy as np
 
-from logt.methods._base import Method, Option, one_of, positive_float, positive_int, register
+from logt.curvature import estimate_curvature
+from logt.methods import convergence as _chk
+from logt.methods._base import Method, Option, one_of, positive_float, positive_int, probability, register
 
-PARAM_RULES = ("theory", "explicit", "auto")
+PARAM_RULES = ("auto", "theory", "explicit")
 N_FACTOR = 32.0          # N(N+1) >= 32 L/lam: 4 L/(lam N (N+1)) <= 1/8 contraction of the bias per stage
 N_LAST_FACTOR = 2.0      # the last stage: N_last(N_last+1) >= 2 L/lam, bias bound 2x (nothing follows it)
+PROJ_FRAC = 0.02         # auto: the projections (the check's one included) stay below this fraction of T
 
 
 def _ceil(x):
@@ -75,6 +78,121 @@ def counts(T, N, N_last, B1, growth=4):
         return 0, 0, 0
     K = len(b)
     return K, N * sum(b[:-1]) + N_last * b[-1], N * (K - 1) + N_last
+
+
+FALLBACK_STAGES = 4      # a budget below one contracting stage: this many restarts of P // 4 iterations
+
+
+def _stage_cost(N, N_last, B1, K, growth):
+    """Oracle calls of ``K`` stages with first batch ``B1`` (the last stage at its minimum batch)."""
+    if growth == 1:
+        return N * B1 * (K - 1) + N_last * B1
+    return N * B1 * (growth ** (K - 1) - 1) // (growth - 1) + N_last * B1 * growth ** (K - 1)
+
+
+def needed_stages(sigma2, mean_sq, L, lam, B_last, N_last):
+    """Stages whose contraction takes the start's excess down to the last stage's noise level.
+
+    The start's excess is at least ``D0 = ||grad F(x0)||^2 / (2 L)`` (``mean_sq`` estimates the
+    squared norm; this is the excess when the gradient points along the stiffest direction,
+    the optimistic end of ``[1/(2L), 1/(2 lam)] ||grad F(x0)||^2``); ``K - 1`` contracting
+    stages and the suffix mean leave ``8 * 8^-(K-1) D0`` of it (:class:`LogTAcc`'s bound), the
+    last stage's noise is ``8 sigma2 / (lam B_last (N_last + 1))``, so
+    ``K = 1 + ceil(log8(lam mean_sq B_last (N_last + 1) / (2 L sigma2)))`` (at least 2; infinite
+    without noise). With the pessimistic ``D0`` (``1/(2 lam)``) noisy problems whose gradient
+    at ``x0`` lies along stiff directions got up to ``log8(L/lam)`` more stages than they need
+    and ended with a smaller last batch: on ``python -m logt kappa``'s problems at
+    ``L/lam = 1000``, ``T = 2e5``, 14x the excess of suffix-averaged SGD instead of 0.7x. The
+    end-of-run check reports a start that was further off than this assumes.
+    """
+    if not mean_sq > 0.0:
+        return 2
+    if not sigma2 > 0.0:
+        return math.inf
+    ratio = lam * mean_sq * B_last * (N_last + 1) / (2.0 * sigma2 * L)
+    return max(2, 1 + math.ceil(math.log(max(ratio, 1.0)) / math.log(8.0)))
+
+
+def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
+    """The auto rule's stages for ``R`` oracle calls and at most ``P`` projections (see ``LogTAcc``).
+
+    Returns a dict: ``N``, ``N_last`` (the theory rule's), ``B1``, ``growth``, ``batches``,
+    ``fallback`` (True when not even one stage of ``N`` plus a last stage fits in ``P``),
+    ``K_calls`` (the stages that ``R`` calls allow with ``B1 = 1``), ``K_proj`` (that ``P``
+    projections allow) and ``K_need`` (:func:`needed_stages`, from the gradient noise
+    ``sigma2`` and ``mean_sq = ||grad F(x0)||^2`` measured at ``x0``; None without them).
+    """
+    N = theory_N(L, lam)
+    N_last = theory_N(L, lam, N_LAST_FACTOR)
+    K_calls = n_stages(R, N, N_last, 1, growth)
+    K_proj = (P - N_last) // N + 1 if P >= N_last else 0
+    out = {"N": N, "N_last": N_last, "K_calls": K_calls, "K_proj": K_proj, "K_need": None,
+           "fallback": False, "growth": growth}
+    if K_proj >= 2 and K_calls >= 2:
+        K = min(K_calls, K_proj)
+        B1 = 1 if K == K_calls else max(1, R // _stage_cost(N, N_last, 1, K, growth))
+        while n_stages(R, N, N_last, B1, growth) > K:      # a larger first batch, fewer stages
+            B1 += 1
+        batches = stage_batches(R, N, N_last, B1, growth)
+        if sigma2 is not None and mean_sq is not None:
+            K_need = needed_stages(sigma2, mean_sq, L, lam, batches[-1], N_last)
+            out["K_need"] = K_need if math.isfinite(K_need) else "inf"
+            if K_need > K and K_proj > K:          # bias-limited (little noise): more, shorter-batch stages
+                K2 = int(min(K_need, K_proj))
+                while K2 > K and _stage_cost(N, N_last, 1, K2, 1) > R:
+                    K2 -= 1
+                if K2 > K:
+                    g = next(g for g in range(growth, 0, -1) if _stage_cost(N, N_last, 1, K2, g) <= R)
+                    B1 = max(1, R // _stage_cost(N, N_last, 1, K2, g))
+                    while n_stages(R, N, N_last, B1, g) > K2:
+                        B1 += 1
+                    batches = stage_batches(R, N, N_last, B1, g)
+                    out["growth"] = g
+        out.update(B1=B1, batches=batches)
+        return out
+    # fallback: FALLBACK_STAGES restarts of n iterations, batches doubling, the last takes the rest
+    n = max(1, min(P, R) // FALLBACK_STAGES)
+    K = max(1, min(FALLBACK_STAGES, min(P, R) // n))
+    B1 = max(1, R // _stage_cost(n, n, 1, K, 2))
+    batches = [B1 * 2 ** (k - 1) for k in range(1, K)]
+    batches.append((R - n * sum(batches)) // n)
+    out.update(fallback=True, N=n, N_last=n, B1=B1, growth=2, batches=batches)
+    return out
+
+
+def sufficient_T(L, lam, frac=PROJ_FRAC, growth=4):
+    """A budget ``T`` whose calls-limited stages (``B1 = 1``) all fit in ``frac * T`` projections
+    (the check's one included): the first of ``T = (N + N_last + 1)/frac * 1.25^j`` that does."""
+    N = theory_N(L, lam)
+    N_last = theory_N(L, lam, N_LAST_FACTOR)
+    T = (N + N_last + 1) / frac
+    while True:
+        Ti = int(math.ceil(T))
+        K = n_stages(Ti, N, N_last, 1, growth)
+        if K >= 2 and N * (K - 1) + N_last + 1 <= int(frac * Ti):
+            return Ti
+        T *= 1.25
+
+
+REFINE_B = 512          # the stages' second curvature estimate: batch up to this
+REFINE_FRAC = 0.01      # ... and at most this fraction of T
+
+
+def refine_L(run, L, det):
+    """A second curvature estimate at ``x0`` on a larger batch, for the stages (whose steps trust ``L``
+    more than logT's ``0.5/L_est``): Lanczos warm-started from the first estimate's vector on
+    ``min(REFINE_B, REFINE_FRAC T / 9)`` samples, made only when that exceeds the first estimate's
+    batch (a sampled Hessian of few samples, e.g. 32 rows of least squares, can miss the top
+    curvature by 1.6x). Returns ``(max of both (capped by a given L), details)``; counted."""
+    from logt.methods.logt import EST_ITER
+    B = min(REFINE_B, int(REFINE_FRAC * run.T) // (EST_ITER + 1))
+    if B <= int(det["B"]):
+        return L, dict(det, refined_B=0)
+    L2, det2 = estimate_curvature(run, run.x0, B, EST_ITER, v0=det.get("vector"),
+                                  where="the second curvature estimate at x0")
+    if run.L is not None:
+        L2 = min(L2, run.L)
+    return max(L, L2), dict(det, calls=det["calls"] + det2["calls"], refined_B=B, L_refined=L2)
 
 
 def _param_rule(v, name):
@@ -147,24 +265,68 @@ class LogTAcc(Method):
 
     Options
     -------
-    params : "theory" (default; needs ``L``), "explicit" (give ``N``) or "auto"
-        (no ``L`` needed: ``L`` is the curvature estimate of ``logt``'s auto rule at
-        ``x0``, capped by a given ``L``; its oracle calls are counted and charged to
-        ``T``; reported as ``params["L_est"]``). Passing ``N`` alone means "explicit".
+    params : "auto" (default), "theory" (needs ``L``) or "explicit" (give ``N``).
+        "auto" needs no ``L``: ``L`` is the curvature estimate of ``logt``'s auto
+        rule at ``x0`` (:func:`logt.methods.logt.estimate_at_x0`, at most 2% of
+        ``T``, counted), capped by a given ``L``, and the stages are planned for
+        the projection budget (below). Passing ``N`` alone means "explicit".
     L : float > 0, the smoothness the steps use (default: ``minimize``'s ``L``
-        / ``oracle.L``). An estimated ``L`` (a curvature estimate) plugs in here.
+        / ``oracle.L``; with "auto" it caps the estimate).
     N : int >= 1, AC-SA iterations (= projections) per stage (explicit).
     N_last : int >= 1, iterations of the last stage (explicit; default ``N``
         with ``params="explicit"``, the theory rule otherwise).
-    B1 : int >= 1, the first stage's mini-batch (default 1).
+    B1 : int >= 1, the first stage's mini-batch (default 1; "auto" chooses it).
     growth : int in [2, 7], the batch growth factor per stage (default 4).
     average : "suffix" (default) or "last", the last stage's output.
+    proj_frac : "auto" only: the projections stay below ``proj_frac * T``
+        (default ``PROJ_FRAC = 0.02``).
+
+    The auto rule (:func:`budget_plan`). With ``N`` and ``N_last`` of the theory
+    rule for the estimate ``L``, ``R`` the calls left after the estimate and
+    ``P = floor(proj_frac T) - 1`` projections (one is kept for the check):
+
+    * the stages that ``R`` calls allow with ``B1 = 1`` (``K_calls``, today's
+      "theory" schedule) run when their ``N (K - 1) + N_last`` projections fit
+      in ``P``;
+    * else the projections limit them to ``K_proj = (P - N_last) // N + 1`` stages,
+      and ``B1`` grows until exactly these fit in ``R`` (``B1`` is the largest
+      first batch with ``K_proj`` stages): fewer restarts, larger batches, the
+      same contraction per stage;
+    * when the stages that fit cannot remove even the smallest start's error the
+      gradient at ``x0`` allows (``K_need`` of :func:`needed_stages`, from the noise
+      measured at ``x0``: a problem with little noise), more stages run, up to
+      ``K_proj``, with the batch growing less (``growth`` 3, 2 or 1) so that they fit
+      in ``R``;
+    * when not even one stage plus the last fits (``K_proj < 2``: ``T`` is too
+      small for ``L/lam``) the run makes ``FALLBACK_STAGES = 4`` restarts of
+      ``min(P, R) // 4`` iterations (shorter than the bound needs, but restarts
+      contract far better than one long stage in practice) with ``average="last"``,
+      reported as ``params["fallback"]``, ``success=False`` and a
+      ``ConvergenceWarning`` naming a sufficient ``T`` (:func:`sufficient_T`).
+
+    Its ``L`` is the larger of logT's estimate at ``x0`` and a second estimate on a
+    larger batch (:func:`refine_L`): AC-SA's steps trust ``L`` fully. Safeguard: a
+    stage whose ``x`` or ``x_ag`` leaves the ball of radius ``4 g / lam`` around its
+    start (``g`` the largest of its first gradient's norm, the run's first gradient
+    norm and the batch noise ``sqrt(sigma2/B)``; ``g / lam`` bounds the distance to
+    the optimum), or meets a non-finite value, is rolled back and the rest of the
+    budget re-planned with a 4x larger ``L`` (``params["retries"]``; six failures are
+    a ``FloatingPointError``). Reported: ``plan`` (``[[N_k, B_k], ...]`` planned),
+    ``stages`` (``[[N_k, B_k, L_k], ...]`` run), ``K_calls``, ``K_proj``, ``K_need``,
+    ``failed_calls``, ``failed_projections``.
+
+    It ends with the check of :mod:`logt.methods.convergence` on the last stage's
+    second half (the mean of its gradients at the points ``x_md``, its noise from
+    successive gradients, the gradient mapping at the mean ``x_md`` with step
+    ``1/L``: one projection, counted), reported as ``params["convergence"]``.
 
     Budget and counts (:func:`counts`): ``K`` = the largest number of stages
     with ``N B1 (growth^(K-1) - 1)/(growth - 1) + N_last B1 growth^(K-1) <= T``;
     stage ``k < K`` uses batches of ``B1 growth^(k-1)``, the last stage takes
     the rest of the budget; ``n_projections = N (K - 1) + N_last``,
-    ``T - N_last < n_calls <= T``. The trace has a row per stage.
+    ``T - N_last < n_calls <= T``. "auto": ``n_calls = estimate_calls + noise_calls +
+    sum_k N_k B_k + failed_calls <= T`` and ``n_projections = sum_k N_k + failed_projections
+    + 1`` (the check's), over ``params["stages"]``. The trace has a row per stage.
     """
 
     name = "logt_acc"
@@ -174,13 +336,15 @@ class LogTAcc(Method):
     projections = "N*(K-1) + N_last, N ~ sqrt(32 L/lam), K ~ log4(3T/N): O(sqrt(L/lam) log T)"
     uses_minibatches = True
     options = {
-        "params": Option("theory", _param_rule, "parameter rule"),
+        "params": Option("auto", _param_rule, "parameter rule"),
         "L": Option(None, positive_float, "smoothness used (default: minimize's L / oracle.L)"),
         "N": Option(None, positive_int, "AC-SA iterations per stage (explicit)"),
         "N_last": Option(None, positive_int, "AC-SA iterations of the last stage"),
-        "B1": Option(1, positive_int, "first mini-batch size"),
+        "B1": Option(None, positive_int, "first mini-batch size (default 1; auto: the budget rule's)"),
         "growth": Option(4, _growth, "batch growth factor per stage"),
         "average": Option("suffix", one_of("suffix", "last"), "the last stage's output"),
+        "proj_frac": Option(None, probability,
+                            "auto: projection budget as a fraction of T (default logt_acc.PROJ_FRAC)"),
     }
 
     def __init__(self, **options):
@@ -194,6 +358,11 @@ class LogTAcc(Method):
             raise ValueError("method 'logt_acc' with params='explicit' needs N (iterations per stage)")
         if v["params"] in ("theory", "auto") and v["N"] is not None:
             raise ValueError(f"method 'logt_acc': pass either params={v['params']!r} or an explicit N, not both")
+        if v["params"] == "auto" and (v["N_last"] is not None or v["B1"] is not None):
+            raise ValueError("method 'logt_acc': params='auto' chooses N_last and B1; give them with "
+                             "params='theory' or 'explicit'")
+        if v["proj_frac"] is not None and v["params"] != "auto":
+            raise ValueError(f"method 'logt_acc': proj_frac applies to params='auto' only, not {v['params']!r}")
 
     def resolve_L(self, run):
         """The smoothness the steps use: the ``L`` option, else the run's ``L``; an error without either."""
@@ -209,42 +378,72 @@ class LogTAcc(Method):
         return float(L)
 
     def schedule(self, L, lam, T):
-        """``(N, N_last, batches)`` of this method's rule for smoothness ``L`` and budget ``T``
+        """``(N, N_last, batches)`` of the theory or explicit rule for smoothness ``L`` and budget ``T``
         (``batches`` empty when ``T`` is below one stage)."""
         v = self.values
+        B1 = v["B1"] or 1
         if v["params"] in ("theory", "auto"):
             N = theory_N(L, lam)
             N_last = v["N_last"] or theory_N(L, lam, N_LAST_FACTOR)
         else:
             N = v["N"]
             N_last = v["N_last"] or N
-        return N, N_last, stage_batches(T, N, N_last, v["B1"], v["growth"])
+        return N, N_last, stage_batches(T, N, N_last, B1, v["growth"])
 
     def prepare(self, run):
         v = self.values
-        extra = {}
         if v["params"] == "auto":
-            from logt.methods.logt import estimate_at_x0
+            from logt.methods.logt import estimate_at_x0, measure_noise
             L, L_raw, det = estimate_at_x0(run)        # counted in run.n_calls, charged to T
-            if v["L"] is not None:
-                L = min(L, float(v["L"]))
-            L = max(L, run.lam)
-            extra = {"L_est": L, "L_est_raw": L_raw, "estimate_calls": det["calls"], "estimate_B": det["B"]}
-        else:
-            L = self.resolve_L(run)
+            noise = measure_noise(run)
+            L, det = refine_L(run, L, det)
+            return self.auto_params(run, L, {"L_est_raw": L_raw, "estimate_calls": det["calls"],
+                                             "estimate_B": det["B"], "noise_sigma2": noise["sigma2"],
+                                             "noise_mean_sq": noise["mean_sq"], "noise_calls": noise["n_samples"]})
+        L = self.resolve_L(run)
         N, N_last, batches = self.schedule(L, run.lam, run.T - run.n_calls)
         if not batches:
             raise ValueError(f"T={run.T} is below one stage of logt_acc: with N_last={N_last} and "
-                             f"B1={v['B1']} the minimum T is N_last*B1 = {N_last * v['B1']}")
-        return {"rule": v["params"], "L_used": L, "N": N, "N_last": N_last, "B1": v["B1"],
-                "growth": v["growth"], "average": v["average"], "n_stages": len(batches), "batches": batches,
-                **extra}
+                             f"B1={v['B1'] or 1} the minimum T is N_last*B1 = {N_last * (v['B1'] or 1)}")
+        return {"rule": v["params"], "L_used": L, "N": N, "N_last": N_last, "B1": v["B1"] or 1,
+                "growth": v["growth"], "average": v["average"], "n_stages": len(batches), "batches": batches}
+
+    def auto_params(self, run, L_est, extra):
+        """The auto rule's parameters from a curvature estimate ``L_est`` (the calls spent so far are
+        ``run.n_calls``; ``extra`` is reported as is). Shared with ``method="auto"``."""
+        v = self.values
+        if v["L"] is not None:
+            L_est = min(L_est, float(v["L"]))
+        L = max(float(L_est), run.lam)
+        frac = PROJ_FRAC if v["proj_frac"] is None else v["proj_frac"]
+        P = int(frac * run.T) - 1
+        out = {"rule": "auto", "L_used": L, "L_est": L, "proj_frac": frac, "proj_budget": P,
+               "growth_max": v["growth"], "average": v["average"]}
+        out.update(extra)
+        plan = _plan(run, out, L, P)
+        if not plan["batches"] or plan["batches"][-1] < 1:
+            raise ValueError(f"T={run.T} leaves {run.T - run.n_calls} oracle calls after the measurements at "
+                             f"x0: below one AC-SA iteration per projection of the budget; the minimum T is "
+                             f"about {run.n_calls + max(1, P)}")
+        out.update(_plan_report(plan))
+        if plan["fallback"]:
+            out["structure"] = _fallback_structure(run, out, L, plan)
+        return out
 
     def init_state(self, run, params, x0):
         x = np.array(x0, dtype=np.float64, order="C", copy=True)
-        return {"x": x, "xag": x.copy(), "xsum": np.zeros_like(x), "k": 1, "t": 0}
+        st = {"x": x, "xag": x.copy(), "xsum": np.zeros_like(x), "k": 1, "t": 0}
+        if params["rule"] == "auto":
+            st.update(_chk.new_state(run.shape))
+            st.update(g_prev=np.zeros(run.shape), checked=False, p=x.copy(), L=float(params["L_used"]),
+                      plan=[[int(n), int(b)] for n, b in params["plan"]], stage=None, R_trust=-1.0,
+                      retries=0, stages=[], proj0=int(run.n_projections), done=False,
+                      stage_calls0=0, stage_proj0=0, failed_calls=0, failed_projections=0)
+        return st
 
     def drive(self, run, params, st):
+        if params["rule"] == "auto":
+            return _drive_auto(run, params, st)
         mu, L = run.lam, float(params["L_used"])
         batches = [int(b) for b in params["batches"]]
         K = len(batches)
@@ -259,19 +458,7 @@ class LogTAcc(Method):
             N = int(params["N_last"]) if k == K else int(params["N"])
             while st["t"] < N:
                 t = st["t"] + 1
-                a = 2.0 / (t + 1)
-                g = 4.0 * L / (t * (t + 1.0))
-                den = g + (1.0 - a * a) * mu
-                np.multiply(xag, (1.0 - a) * (mu + g) / den, out=xmd)
-                xmd += (a * ((1.0 - a) * mu + g) / den) * x
-                step = a / (mu + g)
-                run.grad(xmd, B, G, epoch=k, step=t, eta=step)
-                np.multiply(xmd, a * mu / (mu + g), out=u)
-                u += (((1.0 - a) * mu + g) / (mu + g)) * x
-                u -= step * G
-                run.project(u, x, epoch=k, step=t, eta=step)
-                xag *= 1.0 - a
-                xag += a * x
+                _acsa_step(run, x, xag, xmd, G, u, t, B, L, mu, k)
                 if suffix and k == K and t > N // 2:
                     xsum += xag
                 st["t"] = t
@@ -284,3 +471,203 @@ class LogTAcc(Method):
             if run.boundary(st, xag, epoch=k):
                 break
         return xag.copy(), st["k"] - 1
+
+
+def _acsa_step(run, x, xag, xmd, G, u, t, B, L, mu, k):
+    """Iteration ``t`` of an AC-SA stage (see ``LogTAcc``): ``B`` calls at ``x_md`` (left in ``xmd``, the
+    mean gradient in ``G``), one projection; ``x`` and ``x_ag`` updated in place."""
+    a = 2.0 / (t + 1)
+    g = 4.0 * L / (t * (t + 1.0))
+    den = g + (1.0 - a * a) * mu
+    np.multiply(xag, (1.0 - a) * (mu + g) / den, out=xmd)
+    xmd += (a * ((1.0 - a) * mu + g) / den) * x
+    step = a / (mu + g)
+    run.grad(xmd, B, G, epoch=k, step=t, eta=step)
+    np.multiply(xmd, a * mu / (mu + g), out=u)
+    u += (((1.0 - a) * mu + g) / (mu + g)) * x
+    u -= step * G
+    run.project(u, x, epoch=k, step=t, eta=step)
+    xag *= 1.0 - a
+    xag += a * x
+
+
+# ---- the auto rule's driver: stages from a plan, a trust ball, re-planned after a failed stage ----
+TRUST = 4.0            # a stage fails when x or x_ag leaves the ball of TRUST * g / lam around its start
+MAX_RETRIES = 6        # failed stages (each retried with a 4x larger L) before a FloatingPointError
+RETRY_FACTOR = 4.0
+
+
+def _plan(run, params, L, P_left):
+    """:func:`budget_plan` for the calls and projections left (the noise measured at ``x0``)."""
+    noisy = params.get("noise_calls", 0) > 0
+    return budget_plan(run.T - run.n_calls, L, run.lam, P_left, params["growth_max"],
+                       sigma2=params["noise_sigma2"] if noisy else None,
+                       mean_sq=params["noise_mean_sq"] if noisy else None)
+
+
+def _plan_report(plan):
+    """The plan's entries of ``params``: ``plan`` (``[[N_k, B_k], ...]``, the last stage last) and its summary."""
+    b = plan["batches"]
+    stages = [[plan["N"], int(x)] for x in b[:-1]] + [[plan["N_last"], int(b[-1])]] if b else []
+    return {"N": plan["N"], "N_last": plan["N_last"], "B1": plan["B1"], "growth": plan["growth"],
+            "n_stages": len(b), "batches": [int(x) for x in b], "plan": stages, "K_calls": plan["K_calls"],
+            "K_proj": plan["K_proj"], "K_need": plan["K_need"], "fallback": plan["fallback"]}
+
+
+def _stage_start(run, params, st):
+    """Take the next stage of the plan; False when the plan is empty."""
+    if not st["plan"]:
+        return False
+    N, B = st["plan"][0]
+    st["stage"] = [int(N), int(B)]
+    st["stage_calls0"], st["stage_proj0"] = int(run.n_calls), int(run.n_projections)
+    np.copyto(st["p"], st["xag"])
+    np.copyto(st["x"], st["xag"])
+    st["R_trust"] = -1.0
+    if len(st["plan"]) == 1:
+        _chk.reset(st)
+        st["xsum"].fill(0.0)
+    return True
+
+
+def _fail_stage(run, params, st, why):
+    """Roll the stage back to its start with a 4x larger ``L`` and re-plan the rest of the budget."""
+    st["retries"] += 1
+    if st["retries"] > MAX_RETRIES:
+        raise FloatingPointError(
+            f"method 'logt_acc' (params='auto'), stage {st['k']}: no stable smoothness found after "
+            f"{MAX_RETRIES} retries, each with a {RETRY_FACTOR:g}x larger L (last L = {st['L']:.6g}; "
+            f"curvature estimate {params['L_est']:.6g} at x0): {why}. The problem may not be smooth and "
+            "strongly convex with the given lam; check lam, or give L")
+    st["failed_calls"] += int(run.n_calls) - st["stage_calls0"]
+    st["failed_projections"] += int(run.n_projections) - st["stage_proj0"]
+    np.copyto(st["xag"], st["p"])
+    np.copyto(st["x"], st["p"])
+    st["L"] *= RETRY_FACTOR
+    used = int(run.n_projections) - int(st["proj0"])
+    plan = _plan(run, params, st["L"], int(params["proj_budget"]) - used)
+    st["plan"] = [list(x) for x in _plan_report(plan)["plan"]]
+    params["replanned"] = _plan_report(plan)
+    params["fallback"] = plan["fallback"]
+    if plan["fallback"]:
+        params["structure"] = _fallback_structure(run, params, st["L"], plan)
+    st.update(t=0, stage=None, R_trust=-1.0)
+
+
+def _fallback_structure(run, params, L, plan):
+    frac = params["proj_frac"]
+    T_ok = sufficient_T(L, run.lam, frac, params["growth_max"])
+    n_full = theory_N(L, run.lam)
+    return {
+        "ok": False, "T_suffices": T_ok,
+        "cause": (f"T = {run.T:,} is too small for the estimated L/lam = {L / run.lam:.3g}: one contracting "
+                  f"AC-SA stage needs N = {n_full} projections plus {theory_N(L, run.lam, N_LAST_FACTOR)} for "
+                  f"the last stage, and {frac:.0%} of T allows {int(params['proj_budget'])}; the run made "
+                  f"{len(plan['batches'])} shorter stages of {plan['N']} iterations, which the analysis does "
+                  "not guarantee to contract"),
+        "remedy": (f"a budget of about T = {T_ok:,} lets the stages run in full (or raise proj_frac); "
+                   "check lam (a lam below the true strong convexity inflates L/lam)")}
+
+
+def _drive_auto(run, params, st):
+    """The auto rule's stages (see ``LogTAcc``): the plan of :func:`budget_plan`, a trust ball around each
+    stage's start, a failed stage rolled back and the budget re-planned with a 4x larger ``L``, and the
+    end-of-run check on the last stage's second half."""
+    mu = run.lam
+    x, xag, xsum = st["x"], st["xag"], st["xsum"]
+    xmd = np.empty(run.shape)
+    G = np.empty(run.shape)
+    u = np.empty(run.shape)
+    sigma2 = float(params.get("noise_sigma2") or 0.0)
+    gref = float(run.grad_scale or 0.0)
+    while not st["done"]:
+        if st["stage"] is None and not _stage_start(run, params, st):
+            break
+        N, B = st["stage"]
+        k, L = st["k"], st["L"]
+        last = len(st["plan"]) == 1
+        failed = None
+        while st["t"] < N:
+            t = st["t"] + 1
+            try:
+                _acsa_step(run, x, xag, xmd, G, u, t, B, L, mu, k)
+            except FloatingPointError as exc:
+                failed = str(exc)
+                break
+            if st["R_trust"] < 0:
+                g = max(float(np.linalg.norm(G)), gref, math.sqrt(sigma2 / B))
+                st["R_trust"] = TRUST * g / mu
+            dist = max(float(np.linalg.norm(x - st["p"])), float(np.linalg.norm(xag - st["p"])))
+            if not dist <= st["R_trust"]:
+                failed = (f"the iterate left the trust ball around the stage's start (distance {dist:.3g} > "
+                          f"{st['R_trust']:.3g}) at iteration {t}")
+                break
+            if last and t > N // 2:                       # the check's segment and the suffix mean
+                if st["chk_m"] > 0:
+                    _chk.add_pair(st, G, st["g_prev"])
+                _chk.add_gradient(st, xmd, G)
+                np.copyto(st["g_prev"], G)
+                xsum += xag
+            st["t"] = t
+            if t < N:
+                run.boundary(st, record=False)
+        if failed is not None:
+            _fail_stage(run, params, st, failed)
+            continue
+        st["stages"].append([int(N), int(B), float(L)])
+        st["plan"].pop(0)
+        if last:
+            if params["average"] == "suffix" and not params.get("fallback"):
+                np.divide(xsum, N - N // 2, out=xag)
+            _final_check(run, params, st, L, sigma2 / B)
+            st["done"] = True
+        np.copyto(x, xag)
+        st.update(k=k + 1, t=0, stage=None)
+        if run.boundary(st, xag, epoch=k):
+            break
+    params.update(stages=[list(s) for s in st["stages"]], retries=st["retries"], L_final=st["L"],
+                  failed_calls=st["failed_calls"], failed_projections=st["failed_projections"],
+                  convergence=_verdict(params, st))
+    return xag.copy(), st["k"] - 1
+
+
+def _final_check(run, params, st, L, batch_noise):
+    """The gradient mapping at the mean of the second half's ``x_md`` with step ``1/L`` (one projection);
+    the returned point (``x_ag``) differs from that mean by ``d``, which can change the mapping by at most
+    ``3 L d`` (``G`` is ``(2L + L_F)``-Lipschitz): the check uses ``||G|| + 3 L d``."""
+    m = max(int(st["chk_m"]), 1)
+    xbar = st["chk_xsum"] / m
+    gbar = st["chk_gsum"] / m
+    y = xbar - gbar / L
+    run.project(y, y, epoch=st["k"], eta=1.0 / L)
+    Gm = (xbar - y) * L
+    shift = 3.0 * L * float(np.linalg.norm(st["xag"] - xbar))
+    st["chk_result"] = _chk.mapping_verdict(Gm, st, eta=1.0 / L, where="the last stage's second half",
+                                            g_ref=run.grad_scale, batch_noise=batch_noise, shift=shift)
+    st["checked"] = True
+
+
+def _verdict(params, st):
+    """``params["convergence"]``: the structural condition (a fallback schedule) and the check."""
+    structure = params.get("structure")
+    chk = st.get("chk_result")
+    ok = (structure is None or structure["ok"]) and (chk is None or chk["ok"])
+    out = {"ok": bool(ok), "check": chk}
+    if structure is not None and not structure["ok"]:
+        out.update(cause=structure["cause"], remedy=structure["remedy"], T_suffices=structure["T_suffices"])
+    elif chk is not None and not chk["ok"]:
+        out.update(cause=_check_cause(chk),
+                   remedy="a larger T (the rate is O(1/T): 4x T for 4x less excess once the stages contract), "
+                          "or check lam (a lam above the true strong convexity makes the stages too short)")
+    return out
+
+
+def _check_cause(chk):
+    R = chk["R"]
+    R = f"{R:.3g}" if isinstance(R, float) else R
+    if chk["noise_norm"] > 0:
+        return (f"at the end the gradient mapping is ||G|| = {chk['grad_map_norm']:.3g}, R = {R} times "
+                f"its noise level squared ({chk['noise_norm']:.3g}; at most {chk['R_max']:g} at "
+                f"convergence), measured on {chk['where']}: the run did not reach its noise floor")
+    return (f"at the end the gradient mapping is ||G|| = {chk['grad_map_norm']:.3g} with noise-free "
+            f"gradients ({chk['where']}): the run did not converge")

@@ -1,0 +1,216 @@
+"""method="auto", the default of logt.minimize (logt.methods.auto): the choice rule, honest success, exact
+counts on every path, same seed same bits, resume."""
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import logt
+from logt import params as P
+from logt.domains import Box, CallableDomain, PSDCone
+from logt.experiments.kappa import make_problem, reference_solution
+from logt.methods import auto as A
+from logt.methods import logt_acc as ACC
+from logt.oracles import DiagonalQuadratic, FunctionOracle, PSDQuadratic
+
+
+class Counting:
+    """Counts the samples drawn from an oracle and the projections made on a domain, independently of logt."""
+
+    def __init__(self, oracle, domain):
+        self.oracle, self.domain = oracle, domain
+        self.shape, self.lam = oracle.shape, getattr(oracle, "lam", None)
+        self.L = getattr(oracle, "L", None)
+        self.calls = self.projections = 0
+        if hasattr(oracle, "value"):
+            self.value = oracle.value
+
+    def mean_grad(self, w, B, rng, out=None):
+        self.calls += B
+        return self.oracle.mean_grad(w, B, rng, out=out)
+
+
+def counting_domain(c):
+    def project(v, out=None):
+        c.projections += 1
+        return c.domain.project(v, out=out)
+    return CallableDomain(project, c.domain.shape)
+
+
+def issue_problem(kappa=1000):
+    """The issue's problem, compiled: a 5x5 PSD weighted quadratic, weights log-spaced in [1, kappa],
+    minimizer on the cone's boundary, uniform noise (python -m logt kappa's psd problem)."""
+    oracle, dom = make_problem("psd", kappa)
+    return oracle, dom, reference_solution(oracle, dom)[1]
+
+
+# ---- the rule ---------------------------------------------------------------------------------------
+def test_epoch_c_min_is_where_the_epochs_keep_up_with_the_doubling_batch():
+    c = brentq(lambda c: (-math.expm1(-c) / c) ** 2 - 0.5, 0.1, 2.0, xtol=1e-14)
+    assert P.EPOCH_C_MIN == pytest.approx(c, rel=1e-9)
+
+
+def test_choose_on_constructed_cases():
+    assert A.choose(1.0, 10.0, 1.0)[0] == "logt"
+    assert A.choose(P.EPOCH_C_MIN, 10.0, 1.0)[0] == "logt"
+    assert A.choose(0.99 * P.EPOCH_C_MIN, 10.0, 1.0)[0] == "logt_acc"
+    assert A.choose(1.0, 10.0, 1.0, bias_ratio=A.BIAS_RATIO_MAX)[0] == "logt"
+    method, reason = A.choose(1.0, 10.0, 1.0, bias_ratio=1.01 * A.BIAS_RATIO_MAX)
+    assert method == "logt_acc" and "noise" in reason
+    # the epochs contract (c >= EPOCH_C_MIN) exactly while the cap allows M >= 0.738 / 0.75 L_est/lam updates
+    for kappa in (1.0, 3.0, 10.0, 77.0, 1000.0):
+        for M_cap in (1, 2, 5, 40, 700, 5000):
+            eta, M = P.auto_eta_M(kappa, 1.0, M_cap)
+            c = M * eta
+            assert (c >= P.EPOCH_C_MIN) == (M_cap >= P.EPOCH_C_MIN / 0.75 * kappa or M == P.auto_M(kappa, 1.0))
+
+
+def test_epochs_bias_ratio_formula():
+    c, K, s2, ms, T = 1.0, 9, 2.0, 5.0, 10**5
+    rho = (1 - math.exp(-1.0)) ** 2
+    assert A.epochs_bias_ratio(c, K, s2, ms, T) == pytest.approx(rho ** K * ms * T / (8 / 3 * s2), rel=1e-12)
+    assert A.epochs_bias_ratio(c, K, 0.0, ms, T) == math.inf          # no noise: bias-limited
+    assert A.epochs_bias_ratio(c, K, s2, 0.0, T) == 0.0                # nothing measured
+    assert A.epochs_bias_ratio(c, K + 1, s2, ms, T) < A.epochs_bias_ratio(c, K, s2, ms, T)
+
+
+def test_budget_plan_cases():
+    # calls-limited: today's schedule (B1 = 1, growth 4) when its projections fit
+    p = ACC.budget_plan(10**5, 100.0, 1.0, 2000)
+    assert not p["fallback"] and p["B1"] == 1 and p["growth"] == 4
+    assert p["batches"] == ACC.stage_batches(10**5, p["N"], p["N_last"], 1, 4)
+    # projection-limited: K_proj stages with a larger first batch
+    p = ACC.budget_plan(10**6, 1000.0, 1.0, 600)
+    K = len(p["batches"])
+    assert K == p["K_proj"] == (600 - p["N_last"]) // p["N"] + 1 and p["B1"] > 1
+    assert p["N"] * (K - 1) + p["N_last"] <= 600 and p["N"] * sum(p["batches"][:-1]) + p["N_last"] * p["batches"][-1] <= 10**6
+    # no noise: as many stages as the projections allow, the batch growing less
+    q = ACC.budget_plan(10**5, 100.0, 1.0, 2000, sigma2=0.0, mean_sq=1.0)
+    assert len(q["batches"]) == q["K_proj"] > q["K_calls"] and q["growth"] < 4
+    assert q["N"] * sum(q["batches"][:-1]) + q["N_last"] * q["batches"][-1] <= 10**5
+    # below one stage: the fallback's restarts within the budget
+    f = ACC.budget_plan(10**4, 1e4, 1.0, 199)
+    assert f["fallback"] and len(f["batches"]) == ACC.FALLBACK_STAGES and f["N"] * ACC.FALLBACK_STAGES <= 199
+    assert f["N"] * sum(f["batches"]) <= 10**4
+    # sufficient_T: there the calls-limited stages fit in 2% of T
+    Ts = ACC.sufficient_T(1e4, 1.0)
+    N, N_last = ACC.theory_N(1e4, 1.0), ACC.theory_N(1e4, 1.0, 2.0)
+    K = ACC.n_stages(Ts, N, N_last, 1, 4)
+    assert K >= 2 and N * (K - 1) + N_last + 1 <= int(0.02 * Ts)
+
+
+# ---- the default call -------------------------------------------------------------------------------
+def test_default_is_logt_bit_for_bit_where_the_epochs_contract():
+    oracle, dom = PSDQuadratic(np.zeros((5, 5))), PSDCone(5)
+    for T in (1000, 10**5):
+        a = logt.minimize(oracle, dom, T, rng=4)
+        b = logt.minimize(oracle, dom, T, method="logt", rng=4)
+        assert a.method == "logt" and a.params["chosen_by"].startswith("auto: logT's epochs contract")
+        assert np.array_equal(a.x, b.x) and (a.n_calls, a.n_projections) == (b.n_calls, b.n_projections)
+        assert a.success and b.success and a.params["convergence"]["ok"]
+        assert np.array_equal(a.trace["fun"], b.trace["fun"])
+
+
+def test_default_switches_to_stages_on_the_issue_problem():
+    """kappa = 1000, T = 2e5: logT's epochs are capped (M eta lam ~ 0.03) and 1e4x off; the default runs the
+    stages within 2% of T, and says so."""
+    oracle, dom, f_star = issue_problem(1000)
+    T = 200_000
+    r = logt.minimize(oracle, dom, T, rng=0)
+    assert r.method == "logt_acc" and "cannot contract" in r.params["chosen_by"]
+    assert r.success and r.n_projections <= 0.02 * T
+    with pytest.warns(logt.ConvergenceWarning, match="do not contract"):
+        e = logt.minimize(oracle, dom, T, method="logt", rng=0)
+    assert not e.success and "did not converge" in e.message and "method='auto'" in e.message
+    assert (r.fun - f_star) * T < 5.0 < (e.fun - f_star) * T / 1000       # reference: accelerated projected GD
+
+
+def test_budget_that_cannot_suffice_says_so_and_which_T_would():
+    oracle, dom, _ = issue_problem(10**4)
+    with pytest.warns(logt.ConvergenceWarning, match="too small"):
+        r = logt.minimize(oracle, dom, 10**4, rng=0)
+    assert not r.success and r.params["fallback"] and r.n_projections <= 0.02 * 10**4
+    T_ok = r.params["convergence"]["T_suffices"]
+    assert T_ok > 10**4 and f"T = {T_ok:,}" in r.message
+    ok = logt.minimize(oracle, dom, T_ok, rng=0)
+    assert ok.success and not ok.params["fallback"] and ok.n_projections <= 0.02 * T_ok
+
+
+def test_a_lam_above_the_true_strong_convexity_is_caught_by_the_check():
+    """lam = 1 passed for F with curvature 0.01 in half the coordinates: the epochs look contracting but stop
+    far from w*; the gradient mapping at the end is far above its noise level."""
+    h = np.full(10, 0.01)
+    h[:5] = 1.0
+    oracle = DiagonalQuadratic(h, np.full(10, 3.0), noise=0.3)
+    with pytest.warns(logt.ConvergenceWarning, match="gradient mapping"):
+        r = logt.minimize(oracle, Box(-1, 1, shape=(10,)), 50_000, lam=1.0, rng=0)
+    assert r.method == "logt" and not r.success and "check lam" in r.message
+    assert r.params["convergence"]["check"]["R"] > A.BIAS_RATIO_MAX
+
+
+@pytest.mark.parametrize("kappa", [1, 1000])
+def test_counts_are_exact_on_both_paths(kappa):
+    oracle, dom = make_problem("psd", kappa)
+    c = Counting(oracle, dom)
+    T = 60_000
+    r = logt.minimize(c, counting_domain(c), T, rng=1)
+    p = r.params
+    assert c.calls == r.n_calls <= T and c.projections - 1 == r.n_projections        # minus the setup of x0
+    if r.method == "logt":
+        assert r.n_calls == p["estimate_calls"] + p["noise_calls"] + sum(2 * M * B for B, M, _ in p["epochs"])
+        assert r.n_projections == sum(2 * M + 1 for _, M, _ in p["epochs"])
+    else:
+        assert kappa == 1000
+        assert r.n_calls == p["estimate_calls"] + p["noise_calls"] + sum(N * B for N, B, _ in p["stages"]) \
+            + p["failed_calls"]
+        assert r.n_projections == sum(N for N, _, _ in p["stages"]) + p["failed_projections"] + 1
+        assert [[N, B] for N, B, _ in p["stages"]] == p["plan"] and p["retries"] == 0
+
+
+def test_counts_stay_exact_through_a_failed_stage():
+    """Curvature 1 at x0 but 201 beyond |w| = 1: the stages' estimate is too small, a stage leaves its trust
+    ball, is rolled back and re-planned with a 4x larger L; its calls and projections are counted."""
+    def fn(w, r):
+        return (w - 5.0) + 200.0 * (w - np.clip(w, -1, 1)) + 0.1 * r.uniform(-1, 1, w.shape)
+
+    c = Counting(FunctionOracle(fn, (2,), lam=1.0), Box(-1e6, 1e6, shape=(2,)))
+    r = logt.minimize(c, counting_domain(c), 100_000, method="logt_acc", rng=0)
+    p = r.params
+    assert p["retries"] >= 1 and p["failed_calls"] > 0 and p["L_final"] >= 4.0 * p["L_est"]
+    assert c.calls == r.n_calls == p["estimate_calls"] + p["noise_calls"] + sum(N * B for N, B, _ in p["stages"]) \
+        + p["failed_calls"]
+    assert c.projections - 1 == r.n_projections == sum(N for N, _, _ in p["stages"]) + p["failed_projections"] + 1
+
+
+@pytest.mark.parametrize("kappa", [1, 1000])
+def test_same_seed_same_bits(kappa):
+    oracle, dom = make_problem("ball", kappa)
+    a = logt.minimize(oracle, dom, 40_000, rng=7)
+    b = logt.minimize(oracle, dom, 40_000, rng=np.random.SeedSequence(7))
+    c = logt.minimize(oracle, dom, 40_000, rng=8)
+    assert a.method == b.method and np.array_equal(a.x, b.x) and a.params == b.params
+    assert not np.array_equal(a.x, c.x)
+
+
+@pytest.mark.parametrize("kappa", [1, 1000])
+def test_resume_is_bit_identical_on_both_paths(tmp_path, kappa):
+    oracle, dom = make_problem("psd", kappa)
+    T = 100_000
+    full = logt.minimize(oracle, dom, T, rng=5)
+    rows = len(full.trace["n_calls"])
+    for stop in sorted({2, rows // 2, rows}):
+        seen = []
+
+        def crash(state):
+            seen.append(1)
+            if len(seen) == stop:
+                raise KeyboardInterrupt
+
+        path = tmp_path / f"r{stop}.ckpt"
+        with pytest.raises(KeyboardInterrupt):
+            logt.minimize(oracle, dom, T, rng=5, callback=crash, checkpoint=path, checkpoint_every=0)
+        again = logt.minimize(oracle, dom, T, rng=5, resume=path)
+        assert again.method == full.method and np.array_equal(again.x, full.x)
+        assert (again.n_calls, again.n_projections) == (full.n_calls, full.n_projections)
+        assert again.params["convergence"] == full.params["convergence"]
