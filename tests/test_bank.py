@@ -105,9 +105,10 @@ def test_quick_bank_no_method_diverges():
     rows = bank.summarize(recs)
     assert len(rows) == len(bank.PROBLEM_NAMES)
     table = bank.bank_table(rows)
-    assert table.count("| logT-auto |") == len(bank.PROBLEM_NAMES)
+    assert table.count("| default |") == len(bank.PROBLEM_NAMES)
+    assert all(r["chosen"] in ("logt", "logt_acc") for r in recs if r["method"] == "default")
 
 
 def test_quick_section_renders():
-    text = bank.bank_section(quick=True, log=lambda m: None)
-    assert "## Problem bank" in text and "logT-auto" in text and "| toy |" in text
+    text = bank.named_section(quick=True, log=lambda m: None)
+    assert "### Named problems" in text and "| default |" in text and "| toy |" in text

@@ -28,7 +28,7 @@ def test_pure_noise_gives_R_near_one_and_rarely_fails(d):
     for _ in range(400):
         st = _segment(rng, 20, d, 0.3)
         G = st["chk_gsum"] / st["chk_m"]          # the mapping in the interior is the mean gradient
-        Rs.append(C.mapping_verdict(G, st, eta=1.0, where="t", g_ref=1.0)["R"])
+        Rs.append(C.mapping_verdict(G, st, eta=1.0, where="t", solved=0.0)["R"])
     Rs = np.array(Rs)
     # R = ||g_bar||^2 / (estimated noise / m) is F(d, 19 d)-distributed: mean 19 d / (19 d - 2), sd of the
     # mean of 400 draws below 0.09
@@ -41,7 +41,7 @@ def test_a_gradient_well_above_the_noise_fails():
     rng = np.random.default_rng(1)
     st = _segment(rng, 20, 5, 0.3, mean=0.5)       # ||grad|| = 1.1 vs noise sqrt(5 * 0.09 / 20) = 0.15
     G = st["chk_gsum"] / st["chk_m"]
-    v = C.mapping_verdict(G, st, eta=1.0, where="t", g_ref=1.0)
+    v = C.mapping_verdict(G, st, eta=1.0, where="t", solved=0.0)
     assert not v["ok"] and v["R"] > C.R_MAX and v["noise_norm"] == pytest.approx(0.15, rel=0.3)
 
 
@@ -49,17 +49,24 @@ def test_noise_sources_and_the_unchecked_case():
     st = C.new_state((3,))
     C.add_gradient(st, np.zeros(3), np.ones(3))
     G = np.full(3, 0.1)
-    assert C.mapping_verdict(G, st, eta=1.0, where="t", g_ref=1.0)["R"] is None          # no noise estimate
-    v = C.mapping_verdict(G, st, eta=1.0, where="t", g_ref=1.0, batch_noise=0.03)          # sigma2 / B from x0
+    assert C.mapping_verdict(G, st, eta=1.0, where="t", solved=0.0)["R"] is None          # no noise estimate
+    v = C.mapping_verdict(G, st, eta=1.0, where="t", solved=0.0, batch_noise=0.03)          # sigma2 / B from x0
     assert v["R"] == pytest.approx(0.03 / 0.03) and v["ok"]
-    v = C.mapping_verdict(G, st, eta=1.0, where="t", g_ref=1.0, batch_noise=0.03, shift=0.5)
+    v = C.mapping_verdict(G, st, eta=1.0, where="t", solved=0.0, batch_noise=0.03, shift=0.5)
     assert v["R"] == pytest.approx((np.sqrt(0.03) + 0.5) ** 2 / 0.03)
-    st2 = C.new_state((3,))                                    # noise-free pairs: relative to ||g0||
+    st2 = C.new_state((3,))                                    # noise-free pairs: only "solved" passes
     for _ in range(5):
         C.add_gradient(st2, np.zeros(3), np.ones(3))
         C.add_pair(st2, np.ones(3), np.ones(3))
-    assert C.mapping_verdict(np.full(3, 1e-9), st2, eta=1.0, where="t", g_ref=1.0)["ok"]
-    assert not C.mapping_verdict(np.full(3, 1e-3), st2, eta=1.0, where="t", g_ref=1.0)["ok"]
+    solved = C.solved_norm(2.0, 0.01, 1.0)
+    assert solved == pytest.approx(np.sqrt(1e-9 * 0.01) * 2.0)
+    assert C.mapping_verdict(np.full(3, 0.5 * solved / np.sqrt(3)), st2, eta=1.0, where="t", solved=solved)["ok"]
+    assert not C.mapping_verdict(np.full(3, 2 * solved / np.sqrt(3)), st2, eta=1.0, where="t", solved=solved)["ok"]
+    # solved passes whatever the noise says: an excess below 1e-9 of the start's (curvature >= lam = 0.01,
+    # start excess >= ||g0||^2 / (2 L))
+    v = C.mapping_verdict(np.full(3, 0.5 * solved / np.sqrt(3)), st, eta=1.0, where="t", solved=solved,
+                          batch_noise=1e-30)
+    assert v["R"] > C.R_MAX and v["ok"]
 
 
 def test_logt_epoch_mean_is_a_projected_gradient_step_from_the_mean_point():

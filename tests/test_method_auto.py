@@ -85,19 +85,24 @@ def test_budget_plan_cases():
     K = len(p["batches"])
     assert K == p["K_proj"] == (600 - p["N_last"]) // p["N"] + 1 and p["B1"] > 1
     assert p["N"] * (K - 1) + p["N_last"] <= 600 and p["N"] * sum(p["batches"][:-1]) + p["N_last"] * p["batches"][-1] <= 10**6
-    # no noise: as many stages as the projections allow, the batch growing less
+    # no noise: the stages that reach the solved level (8^-10 <= 1e-9), within the projections, the batch
+    # growing less; a budget that cannot hold them is bias-limited
     q = ACC.budget_plan(10**5, 100.0, 1.0, 2000, sigma2=0.0, mean_sq=1.0)
-    assert len(q["batches"]) == q["K_proj"] > q["K_calls"] and q["growth"] < 4
+    assert len(q["batches"]) == ACC.K_SOLVED == 11 < q["K_proj"] and q["K_calls"] < 11 and q["growth"] < 4
+    assert not q["bias_limited"] and ACC.budget_plan(10**5, 100.0, 1.0, 400, sigma2=0.0, mean_sq=1.0)["bias_limited"]
     assert q["N"] * sum(q["batches"][:-1]) + q["N_last"] * q["batches"][-1] <= 10**5
     # below one stage: the fallback's restarts within the budget
     f = ACC.budget_plan(10**4, 1e4, 1.0, 199)
     assert f["fallback"] and len(f["batches"]) == ACC.FALLBACK_STAGES and f["N"] * ACC.FALLBACK_STAGES <= 199
     assert f["N"] * sum(f["batches"]) <= 10**4
-    # sufficient_T: there the calls-limited stages fit in 2% of T
-    Ts = ACC.sufficient_T(1e4, 1.0)
-    N, N_last = ACC.theory_N(1e4, 1.0), ACC.theory_N(1e4, 1.0, 2.0)
-    K = ACC.n_stages(Ts, N, N_last, 1, 4)
-    assert K >= 2 and N * (K - 1) + N_last + 1 <= int(0.02 * Ts)
+    # sufficient_T: the first budget (on a 1.25x grid) whose plan is neither a fallback nor bias-limited
+    for noise in ({}, {"sigma2": 1e-6, "mean_sq": 1.0}):
+        Ts = ACC.sufficient_T(1e4, 1.0, **noise)
+        ok = ACC.budget_plan(Ts, 1e4, 1.0, int(0.02 * Ts) - 1, **noise)
+        short = ACC.budget_plan(int(Ts / 1.25), 1e4, 1.0, int(0.02 * Ts / 1.25) - 1, **noise)
+        assert not ok["fallback"] and not ok["bias_limited"] and len(ok["batches"]) >= 2
+        assert short["fallback"] or short["bias_limited"]
+    assert ACC.sufficient_T(1e4, 1.0, sigma2=1e-6, mean_sq=1.0) > ACC.sufficient_T(1e4, 1.0)
 
 
 # ---- the default call -------------------------------------------------------------------------------

@@ -32,10 +32,21 @@ import math
 
 import numpy as np
 
-__all__ = ["R_MAX", "NOISELESS_REL", "MIN_PAIRS", "new_state", "reset", "add_gradient", "add_pair", "mapping_verdict"]
+__all__ = ["R_MAX", "SOLVED_REL", "MIN_PAIRS", "solved_norm", "new_state", "reset", "add_gradient", "add_pair", "mapping_verdict"]
 
 R_MAX = 30.0          # R above this: the end point is not at the noise floor of its own gradients
-NOISELESS_REL = 1e-5  # without gradient noise: ||G|| above this fraction of ||grad F(x0)|| is not converged
+SOLVED_REL = 1e-9     # an excess below this fraction of the start's counts as solved, whatever the noise
+
+
+def solved_norm(g0, lam, L):
+    """``||G||`` below which the end point counts as solved: ``sqrt(SOLVED_REL lam / L) ||grad F(x0)||``.
+
+    Along a direction of curvature ``h >= lam`` the excess is ``||G||^2 / (2 h) <= ||G||^2 / (2 lam)``,
+    the start's is at least ``||grad F(x0)||^2 / (2 L)``: below this norm the excess is at most
+    ``SOLVED_REL`` of the start's. Without gradient noise (or with very little) the noise level of
+    the check is 0 and this is the only test that can pass.
+    """
+    return math.sqrt(SOLVED_REL * float(lam) / float(L)) * float(g0 or 0.0)
 
 
 def new_state(shape):
@@ -67,29 +78,32 @@ def add_pair(st, ga, gb):
 MIN_PAIRS = 4         # fewer gradient pairs in the segment: the noise measured at x0 (sigma2 / B) instead
 
 
-def mapping_verdict(G, st, *, eta, where, g_ref, batch_noise=None, shift=0.0):
+def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0):
     """The check's verdict (a JSON-able dict) from the gradient mapping ``G`` at the segment's mean point.
 
-    ``ok`` is False when ``R = ||G||^2 m / s > R_MAX``; ``R`` is reported with
-    ``grad_map_norm = ||G||`` and ``noise_norm = sqrt(s / m)``. Without gradient
-    noise (``s = 0``: no pair, or identical pairs) the check compares ``||G||``
-    with ``NOISELESS_REL * g_ref`` instead (``g_ref``: the norm of the first mean
-    gradient of the run, at ``x0``).
+    ``ok`` is False when ``R = ||G||^2 m / s > R_MAX`` and ``||G|| > solved``
+    (:func:`solved_norm`); ``R`` is reported with ``grad_map_norm = ||G||`` and
+    ``noise_norm = sqrt(s / m)``. With fewer than ``MIN_PAIRS`` pairs in the segment the
+    per-batch noise is ``batch_noise`` (``sigma2 / B`` from the measurement at ``x0``) when
+    given; with no pair and no ``batch_noise`` (a budget too small to measure the noise, a
+    segment of one gradient) the check is not made (``ok`` True, ``R`` None). ``shift`` is
+    added to ``||G||``: a bound on how much the mapping can change between the segment's mean
+    point and the returned point.
     """
     m = int(st["chk_m"])
-    g2 = (float(np.linalg.norm(G)) + float(shift)) ** 2
+    g_mid = float(np.linalg.norm(G))
+    g2 = (g_mid + float(shift)) ** 2
     s = st["chk_dsq"] / st["chk_npair"] if st["chk_npair"] else 0.0
     if st["chk_npair"] < MIN_PAIRS and batch_noise is not None and batch_noise > 0.0:
         s = float(batch_noise)
     elif st["chk_npair"] == 0:               # no noise estimate at all: nothing to compare with
         return {"ok": True, "R": None, "R_max": R_MAX, "grad_map_norm": math.sqrt(g2), "noise_norm": None,
-                "n_batches": m, "eta": float(eta), "where": where + " (not checked: no noise estimate)"}
+                "solved_norm": float(solved), "n_batches": m, "eta": float(eta), "where": where + " (not checked: no noise estimate)"}
     noise2 = s / max(m, 1)
-    if noise2 > 0.0:
-        R = g2 / noise2
-    else:                                     # noise-free gradients: relative to the start's gradient
-        R = math.inf if math.sqrt(g2) > NOISELESS_REL * float(g_ref or 0.0) else 0.0
-    ok = bool(R <= R_MAX)
+    is_solved = math.sqrt(g2) <= solved
+    R = g2 / noise2 if noise2 > 0.0 else (0.0 if is_solved else math.inf)
+    ok = bool(R <= R_MAX or is_solved)
     return {"ok": ok, "R": float(R) if math.isfinite(R) else "inf", "R_max": R_MAX,
-            "grad_map_norm": math.sqrt(g2), "noise_norm": math.sqrt(noise2), "n_batches": m,
-            "eta": float(eta), "where": where}
+            "grad_map_norm": math.sqrt(g2), "mapping_at_mean": g_mid, "shift": float(shift),
+            "noise_norm": math.sqrt(noise2), "solved_norm": float(solved), "solved": bool(is_solved),
+            "n_batches": m, "eta": float(eta), "where": where}

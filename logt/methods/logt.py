@@ -451,7 +451,8 @@ def _drive_auto(run, params, st):
         # w_bar of the points where g was drawn: G = (w_bar - w) / eta is the gradient mapping there
         Gm = (st["chk_xsum"] / M - w) / eta
         st["chk_result"] = _chk.mapping_verdict(Gm, st, eta=eta, where=f"epoch {k} (of its {M} updates)",
-                                                g_ref=run.grad_scale, batch_noise=sigma2 / B)
+                                                solved=_chk.solved_norm(run.grad_scale, lam, st["L"]),
+                                                batch_noise=sigma2 / B)
         _chk.reset(st)
         st["epochs"].append([int(B), int(M), float(eta)])
         st.update(k=k + 1, t=0, B=2 * B, Bk=0)
@@ -476,9 +477,10 @@ def _auto_report(params, st):
 def _verdict(params, chk):
     """``params["convergence"]``: the epochs' contraction (``structure``) and the last epoch's check."""
     structure = params.get("structure")
-    ok = (structure is None or structure["ok"]) and (chk is None or chk["ok"])
+    structure_ok = structure is None or structure["ok"] or (chk is not None and chk.get("solved", False))
+    ok = structure_ok and (chk is None or chk["ok"])
     out = {"ok": bool(ok), "check": chk}
-    if structure is not None and not structure["ok"]:
+    if not structure_ok:
         out.update(cause=structure["cause"], remedy=structure["remedy"])
     elif chk is not None and not chk["ok"]:
         R = chk["R"]

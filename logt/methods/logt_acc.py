@@ -90,6 +90,9 @@ def _stage_cost(N, N_last, B1, K, growth):
     return N * B1 * (growth ** (K - 1) - 1) // (growth - 1) + N_last * B1 * growth ** (K - 1)
 
 
+K_SOLVED = 1 + math.ceil(math.log(1.0 / _chk.SOLVED_REL) / math.log(8.0))   # 8^-(K-1) <= SOLVED_REL: 11
+
+
 def needed_stages(sigma2, mean_sq, L, lam, B_last, N_last):
     """Stages whose contraction takes the start's excess down to the last stage's noise level.
 
@@ -98,8 +101,8 @@ def needed_stages(sigma2, mean_sq, L, lam, B_last, N_last):
     the optimistic end of ``[1/(2L), 1/(2 lam)] ||grad F(x0)||^2``); ``K - 1`` contracting
     stages and the suffix mean leave ``8 * 8^-(K-1) D0`` of it (:class:`LogTAcc`'s bound), the
     last stage's noise is ``8 sigma2 / (lam B_last (N_last + 1))``, so
-    ``K = 1 + ceil(log8(lam mean_sq B_last (N_last + 1) / (2 L sigma2)))`` (at least 2; infinite
-    without noise). With the pessimistic ``D0`` (``1/(2 lam)``) noisy problems whose gradient
+    ``K = 1 + ceil(log8(lam mean_sq B_last (N_last + 1) / (2 L sigma2)))``, at least 2 and at most
+    ``K_SOLVED = 11`` (``8^-10 <= SOLVED_REL = 1e-9``: solved; also without noise). With the pessimistic ``D0`` (``1/(2 lam)``) noisy problems whose gradient
     at ``x0`` lies along stiff directions got up to ``log8(L/lam)`` more stages than they need
     and ended with a smaller last batch: on ``python -m logt kappa``'s problems at
     ``L/lam = 1000``, ``T = 2e5``, 14x the excess of suffix-averaged SGD instead of 0.7x. The
@@ -108,9 +111,9 @@ def needed_stages(sigma2, mean_sq, L, lam, B_last, N_last):
     if not mean_sq > 0.0:
         return 2
     if not sigma2 > 0.0:
-        return math.inf
+        return K_SOLVED
     ratio = lam * mean_sq * B_last * (N_last + 1) / (2.0 * sigma2 * L)
-    return max(2, 1 + math.ceil(math.log(max(ratio, 1.0)) / math.log(8.0)))
+    return min(K_SOLVED, max(2, 1 + math.ceil(math.log(max(ratio, 1.0)) / math.log(8.0))))
 
 
 def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
@@ -127,7 +130,7 @@ def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
     K_calls = n_stages(R, N, N_last, 1, growth)
     K_proj = (P - N_last) // N + 1 if P >= N_last else 0
     out = {"N": N, "N_last": N_last, "K_calls": K_calls, "K_proj": K_proj, "K_need": None,
-           "fallback": False, "growth": growth}
+           "fallback": False, "bias_limited": False, "growth": growth}
     if K_proj >= 2 and K_calls >= 2:
         K = min(K_calls, K_proj)
         B1 = 1 if K == K_calls else max(1, R // _stage_cost(N, N_last, 1, K, growth))
@@ -136,7 +139,7 @@ def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
         batches = stage_batches(R, N, N_last, B1, growth)
         if sigma2 is not None and mean_sq is not None:
             K_need = needed_stages(sigma2, mean_sq, L, lam, batches[-1], N_last)
-            out["K_need"] = K_need if math.isfinite(K_need) else "inf"
+            out["K_need"] = K_need
             if K_need > K and K_proj > K:          # bias-limited (little noise): more, shorter-batch stages
                 K2 = int(min(K_need, K_proj))
                 while K2 > K and _stage_cost(N, N_last, 1, K2, 1) > R:
@@ -148,7 +151,8 @@ def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
                         B1 += 1
                     batches = stage_batches(R, N, N_last, B1, g)
                     out["growth"] = g
-        out.update(B1=B1, batches=batches)
+        need = out["K_need"]
+        out.update(B1=B1, batches=batches, bias_limited=need is not None and need > len(batches))
         return out
     # fallback: FALLBACK_STAGES restarts of n iterations, batches doubling, the last takes the rest
     n = max(1, min(P, R) // FALLBACK_STAGES)
@@ -160,18 +164,19 @@ def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
     return out
 
 
-def sufficient_T(L, lam, frac=PROJ_FRAC, growth=4):
-    """A budget ``T`` whose calls-limited stages (``B1 = 1``) all fit in ``frac * T`` projections
-    (the check's one included): the first of ``T = (N + N_last + 1)/frac * 1.25^j`` that does."""
+def sufficient_T(L, lam, frac=PROJ_FRAC, growth=4, sigma2=None, mean_sq=None):
+    """A budget ``T`` whose plan (:func:`budget_plan`, with the noise measured at ``x0``) is neither a
+    fallback nor bias-limited: the first of ``T = (N + N_last + 1)/frac * 1.25^j`` (at most ``2**62``)."""
     N = theory_N(L, lam)
     N_last = theory_N(L, lam, N_LAST_FACTOR)
     T = (N + N_last + 1) / frac
-    while True:
+    while T < 2.0 ** 62:
         Ti = int(math.ceil(T))
-        K = n_stages(Ti, N, N_last, 1, growth)
-        if K >= 2 and N * (K - 1) + N_last + 1 <= int(frac * Ti):
+        plan = budget_plan(Ti, L, lam, int(frac * Ti) - 1, growth, sigma2=sigma2, mean_sq=mean_sq)
+        if not plan["fallback"] and not plan["bias_limited"] and len(plan["batches"]) >= 2:
             return Ti
         T *= 1.25
+    return None
 
 
 REFINE_B = 512          # the stages' second curvature estimate: batch up to this
@@ -426,8 +431,8 @@ class LogTAcc(Method):
                              f"x0: below one AC-SA iteration per projection of the budget; the minimum T is "
                              f"about {run.n_calls + max(1, P)}")
         out.update(_plan_report(plan))
-        if plan["fallback"]:
-            out["structure"] = _fallback_structure(run, out, L, plan)
+        if plan["fallback"] or plan["bias_limited"]:
+            out["structure"] = _budget_structure(run, out, L, plan)
         return out
 
     def init_state(self, run, params, x0):
@@ -549,24 +554,33 @@ def _fail_stage(run, params, st, why):
     st["plan"] = [list(x) for x in _plan_report(plan)["plan"]]
     params["replanned"] = _plan_report(plan)
     params["fallback"] = plan["fallback"]
-    if plan["fallback"]:
-        params["structure"] = _fallback_structure(run, params, st["L"], plan)
+    params.pop("structure", None)
+    if plan["fallback"] or plan["bias_limited"]:
+        params["structure"] = _budget_structure(run, params, st["L"], plan)
     st.update(t=0, stage=None, R_trust=-1.0)
 
 
-def _fallback_structure(run, params, L, plan):
+def _budget_structure(run, params, L, plan):
+    """``params["structure"]`` of a plan that cannot do what the analysis needs within the budget."""
     frac = params["proj_frac"]
-    T_ok = sufficient_T(L, run.lam, frac, params["growth_max"])
-    n_full = theory_N(L, run.lam)
-    return {
-        "ok": False, "T_suffices": T_ok,
-        "cause": (f"T = {run.T:,} is too small for the estimated L/lam = {L / run.lam:.3g}: one contracting "
-                  f"AC-SA stage needs N = {n_full} projections plus {theory_N(L, run.lam, N_LAST_FACTOR)} for "
-                  f"the last stage, and {frac:.0%} of T allows {int(params['proj_budget'])}; the run made "
-                  f"{len(plan['batches'])} shorter stages of {plan['N']} iterations, which the analysis does "
-                  "not guarantee to contract"),
-        "remedy": (f"a budget of about T = {T_ok:,} lets the stages run in full (or raise proj_frac); "
-                   "check lam (a lam below the true strong convexity inflates L/lam)")}
+    noisy = params.get("noise_calls", 0) > 0
+    T_ok = sufficient_T(L, run.lam, frac, params["growth_max"], sigma2=params["noise_sigma2"] if noisy else None,
+                        mean_sq=params["noise_mean_sq"] if noisy else None)
+    if plan["fallback"]:
+        cause = (f"T = {run.T:,} is too small for the estimated L/lam = {L / run.lam:.3g}: one contracting AC-SA "
+                 f"stage needs N = {theory_N(L, run.lam)} projections plus {theory_N(L, run.lam, N_LAST_FACTOR)} "
+                 f"for the last stage, and {frac:.0%} of T allows {int(params['proj_budget'])}; the run made "
+                 f"{len(plan['batches'])} shorter stages of {plan['N']} iterations, which the analysis does not "
+                 "guarantee to contract")
+    else:
+        cause = (f"T = {run.T:,} is too small for the estimated L/lam = {L / run.lam:.3g} at the measured gradient "
+                 f"noise: even the least error the gradient at x0 allows needs {plan['K_need']} contracting stages "
+                 f"(of N = {plan['N']} projections) to reach the noise level, and {frac:.0%} of T allows "
+                 f"{len(plan['batches'])}")
+    where = f"a budget of about T = {T_ok:,} would" if T_ok else "no budget would"
+    return {"ok": False, "T_suffices": T_ok, "cause": cause,
+            "remedy": (f"{where} let the stages run in full (or raise proj_frac); check lam (a lam below the "
+                       "true strong convexity inflates L/lam)")}
 
 
 def _drive_auto(run, params, st):
@@ -643,17 +657,21 @@ def _final_check(run, params, st, L, batch_noise):
     Gm = (xbar - y) * L
     shift = 3.0 * L * float(np.linalg.norm(st["xag"] - xbar))
     st["chk_result"] = _chk.mapping_verdict(Gm, st, eta=1.0 / L, where="the last stage's second half",
-                                            g_ref=run.grad_scale, batch_noise=batch_noise, shift=shift)
+                                            solved=_chk.solved_norm(run.grad_scale, run.lam, L),
+                                            batch_noise=batch_noise, shift=shift)
     st["checked"] = True
 
 
 def _verdict(params, st):
-    """``params["convergence"]``: the structural condition (a fallback schedule) and the check."""
+    """``params["convergence"]``: the structural condition (a plan below what the analysis needs) and the check;
+    a run the check finds solved (``||G||`` below :func:`logt.methods.convergence.solved_norm`) passes both."""
     structure = params.get("structure")
     chk = st.get("chk_result")
-    ok = (structure is None or structure["ok"]) and (chk is None or chk["ok"])
+    solved = chk is not None and chk.get("solved", False)
+    structure_ok = structure is None or structure["ok"] or solved
+    ok = structure_ok and (chk is None or chk["ok"])
     out = {"ok": bool(ok), "check": chk}
-    if structure is not None and not structure["ok"]:
+    if not structure_ok:
         out.update(cause=structure["cause"], remedy=structure["remedy"], T_suffices=structure["T_suffices"])
     elif chk is not None and not chk["ok"]:
         out.update(cause=_check_cause(chk),
