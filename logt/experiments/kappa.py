@@ -15,7 +15,10 @@ noise uniform on ``[-1, 1]`` per entry, start at 0):
 gradients run to convergence (an independent reference).
 
 For every ``kappa`` in ``{1, 10, 100, 1000, 10^4}`` and every method row, ``repeats``
-runs at the same budget ``T``. The best baseline's mean final excess ``E_best``
+runs at the same budget ``T``. Rows: logT with Theorem 1 (``logt``), ``logt_acc`` with
+its theory rule and the oracle's ``L``, the default call (``auto``: logT's epochs or the
+accelerated stages, chosen after the estimate at ``x0``; ``--methods auto``), and the
+baselines. The best baseline's mean final excess ``E_best``
 (over SGD variants, Epoch-GD, mini-batch SGD, one-projection SGD, Frank-Wolfe)
 sets the target; for each method, "projections needed" is the projection count
 at the first trace row where the mean excess (over repeats) is at most
