@@ -43,7 +43,7 @@ def test_get_set_params_round_trip():
     p = est.get_params()
     assert set(p) == {"sampling", "n_neighbors", "threshold", "lam", "T", "scaling", "method", "params",
                       "options", "n_eval_pairs", "n_threads", "rng", "threshold_scale", "impostor_radius",
-                      "loss", "triplet_neighbors", "whiten"}
+                      "loss", "triplet_neighbors", "whiten", "n_components"}
     assert p["T"] == 123 and p["rng"] == 7 and p["params"] == {"eta": 0.5, "M": 3, "B1": 2}
     other = MetricLearner().set_params(**p)
     assert other.get_params() == p
@@ -241,7 +241,7 @@ def test_bad_inputs(data, fitted):
         est.fit(X[:5], np.arange(5))
     with pytest.raises(TypeError, match="y mixes label types"):
         est.fit(X[:6], np.array([1, "a", 1, "a", 2, "b"], dtype=object))
-    with pytest.raises(ValueError, match="MAX_FEATURES"):
+    with pytest.raises(ValueError, match="MAX_INPUT_FEATURES"):
         MetricLearner(T=2000).fit(sp.csr_matrix((3, 2**31 + 5)), [0, 1, 1])
     for bad in (dict(method="adam"), dict(params="fast"), dict(lam=-1.0), dict(sampling="knn"),
                 dict(n_neighbors=0), dict(threshold="auto"), dict(threshold=-1.0), dict(scaling="l2"),

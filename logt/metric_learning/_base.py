@@ -10,13 +10,14 @@ from logt import params as _params
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.domains import PSDCone
+from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
-from logt.oracles.metric import MAX_FEATURES, check_threshold_scale, label_codes
+from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
-           "check_pairs", "check_fitted", "varying_features", "metric_is_zero"]
+           "check_pairs", "check_fitted", "varying_features", "metric_is_zero", "MAX_INPUT_FEATURES"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
 # lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
@@ -24,6 +25,8 @@ __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", 
 # So the learned W is zero at working precision when lambda_max(W) <= ZERO_METRIC_RTOL * ||G0||_F / lam,
 # with G0 the mean gradient of ZERO_CHECK_BATCH samples at 0 (its own fixed seed: the caller's stream is untouched).
 ZERO_METRIC_RTOL = 1e-8
+# the widest input: the principal subspace's randomized range finder holds (d, k + 16) float64 arrays
+MAX_INPUT_FEATURES = 2**18
 ZERO_CHECK_BATCH = 1024
 
 
@@ -51,6 +54,19 @@ def _largest_is_zero(lmax, oracle):
     return lmax <= ZERO_METRIC_RTOL * float(np.linalg.norm(G0)) / float(oracle.lam)
 
 
+def _zero_is_no_worse(x, m, oracle):
+    """Whether the metric block ``W = x[:m, :m]`` set to 0 (the threshold kept) has an objective on the
+    oracle's evaluation sample at most that of ``x``. A stopped stochastic run whose optimum is ``W* = 0`` ends
+    at a small noisy ``W`` that the precision test above cannot call zero (accelerated stages do not land on
+    the cone's vertex as logT's projections do); its objective is then no better than the zero metric's."""
+    if not hasattr(oracle, "value"):
+        return False
+    x = np.asarray(x, dtype=np.float64)
+    x0 = x.copy()
+    x0[:m, :m] = 0.0
+    return float(oracle.value(x0)) <= float(oracle.value(x))
+
+
 def check_fitted(est):
     if not hasattr(est, "components_"):
         raise NotFittedError(
@@ -59,11 +75,11 @@ def check_fitted(est):
 
 
 def _check_n_features(d, name):
-    if d > MAX_FEATURES:
+    if d > MAX_INPUT_FEATURES:
         raise ValueError(
-            f"{name} has {d} features; the metric learners support at most MAX_FEATURES = {MAX_FEATURES} "
-            "(the metric is a d x d matrix and each projection costs O(d^3)): reduce the dimension first "
-            "(e.g. PCA or feature selection)")
+            f"{name} has {d} features; the metric learners support at most MAX_INPUT_FEATURES = "
+            f"{MAX_INPUT_FEATURES} (their principal subspace needs O(d (k + 16)) memory): reduce the dimension "
+            "first (e.g. feature hashing or selection)")
 
 
 def check_points(X, name="X", est=None, d=None, allow_sparse=True):
@@ -181,7 +197,7 @@ def _check_real(v, name, lo=0.0, strict=True):
 # holds the bound fixed as lam shrinks; AUTO_T_SCALE = 200 is where the problem bank's metric problem
 # ends within 1e-3 of its optimum at lam = 1e-3 (python -m logt.bench._learner_gap), and AUTO_T_MIN
 # is where k-NN accuracy stops changing on the development data sets (flat from T = 5e4 to 1e6 at
-# lam = 0.1; README, Metric learner).
+# lam = 0.1; docs/guide/metric-learning.md).
 AUTO_T_MIN = 100_000
 AUTO_T_SCALE = 200.0
 AUTO_T_MAX = 100_000_000
@@ -226,6 +242,7 @@ class MahalanobisLearner(BaseEstimator):
         if not (thr == "learn" if isinstance(thr, str) else False):
             _check_real(thr, "threshold", strict=False)
         check_threshold_scale(self.threshold_scale)
+        self._check_n_components()
         if isinstance(self.n_eval_pairs, bool) or not isinstance(self.n_eval_pairs, numbers.Integral) \
                 or self.n_eval_pairs < 1:
             raise ValueError(f"n_eval_pairs must be an int >= 1, got {self.n_eval_pairs!r}")
@@ -270,7 +287,8 @@ class MahalanobisLearner(BaseEstimator):
                                self.options, gen)
         W, b = oracle.split_point(res.x)
         s, U = np.linalg.eigh(0.5 * (W + W.T))        # one eigendecomposition: the zero test and components_
-        if _largest_is_zero(float(s[-1]), oracle):
+        if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
+                                                     and _zero_is_no_worse(res.x, W.shape[0], oracle)):
             s = np.zeros_like(s)
             warnings.warn(self._zero_metric_message(), DegenerateMetricWarning, stacklevel=3)
         self._set_metric(s, U, b)
@@ -308,6 +326,79 @@ class MahalanobisLearner(BaseEstimator):
             Lm = full
         self.components_ = np.ascontiguousarray(Lm / self.scale_[None, :])
         self.b_ = float(b)
+
+    # ---- the principal subspace (n_components) ---------------------------------------
+    def _check_n_components(self, d=None):
+        k = self.n_components
+        if k is None:
+            return
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"n_components must be None or an int >= 1, got {k!r}")
+        if d is not None and k > d:
+            raise ValueError(f"n_components={k} must not exceed the number of features ({d})")
+
+    def _subspace_fit(self, X, gen):
+        """``X`` itself (full rank), or its coordinates ``(n, k)`` in the top-``k`` principal subspace
+        (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used).
+
+        ``n_components=None``: a subspace only where :func:`subspace.uses_subspace` says so, of rank
+        :func:`subspace.auto_rank`; an int ``k``: always, of rank ``k``. The randomized range finder
+        (``d > EXACT_MAX_FEATURES`` only) draws from a generator spawned from ``gen``, so ``gen``'s own
+        stream is unchanged."""
+        self.subspace_ = self.subspace_mean_ = None
+        n, d = X.shape
+        self._check_n_components(d)
+        k = self.n_components
+        if k is None:
+            n_active = int(varying_features(X).sum())
+            if not _subspace.uses_subspace(n, n_active):
+                return X
+            k_max = max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
+        elif k > n and d > _subspace.EXACT_MAX_FEATURES:
+            raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
+                             f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
+        active = varying_features(X)             # constant features: exactly 0 in the basis
+        Xa = X if active.all() else X[:, active]
+        k_fit = min(k_max if k is None else k, int(active.sum()))
+        sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
+        mean_a, basis_a, var, total = _subspace.principal_subspace(Xa, k_fit, sub_rng)
+        if k is None:
+            k = _subspace.auto_rank(var, total, n)
+        basis = np.zeros((k, d))
+        basis[:min(k, k_fit)][:, active] = basis_a[:k]      # k > active features: rows of zeros
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        mean[active] = mean_a
+        self.subspace_mean_, self.subspace_ = mean, basis
+        self.subspace_variance_ = float(np.sum(var[:k]) / total) if total > 0 else 1.0
+        return _subspace.project_rows(X, mean, self.subspace_)
+
+    def _subspace_finish(self, X, Z=None, codes=None):
+        """After the fit on the subspace coordinates ``Z``: ``components_`` composed with ``subspace_``
+        (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` back on the original features.
+
+        With ``n_components=None`` and labels ``codes``, the learned metric is kept only when its
+        leave-one-out 1-NN accuracy on the training points is at least the subspace's Euclidean one;
+        otherwise ``components_`` is the subspace's basis (``metric_choice_ = "subspace"``)."""
+        self.metric_choice_ = "learned"
+        if self.subspace_ is None:
+            self.n_components_ = self.components_.shape[0]
+            return
+        C = self.components_                                  # (r, k) on the subspace coordinates
+        if self.n_components is None and codes is not None:
+            acc_learned = _subspace.loo_1nn_accuracy(Z @ C.T, codes)
+            acc_plain = _subspace.loo_1nn_accuracy(Z, codes)
+            self.loo_accuracy_ = {"learned": acc_learned, "subspace": acc_plain}
+            if acc_learned < acc_plain:
+                self.metric_choice_ = "subspace"
+                C = np.eye(self.subspace_.shape[0])
+        comps = C @ self.subspace_
+        k = self.subspace_.shape[0]
+        if self.n_components is not None and comps.shape[0] < k:      # rank < k: rows of zeros
+            comps = np.vstack([comps, np.zeros((k - comps.shape[0], comps.shape[1]))])
+        self.components_ = np.ascontiguousarray(comps)
+        self.n_components_ = self.components_.shape[0]
+        self.n_features_in_ = X.shape[1]
+        self.active_features_ = varying_features(X)
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):

@@ -98,6 +98,8 @@ def run_minimize(oracle, domain, T, method, params, options, rng):
     With ``trace="counts"``: ``F`` on the evaluation pairs only at the end (``result_.fun``),
     not at every epoch, where it cost ~8% of a digits fit."""
     opts = dict(options or {})
+    if method == "auto" and not (isinstance(params, str) and params == "auto"):
+        method = "logt"              # a logT parameter rule other than "auto" asks for logT's epochs
     if method == "logt":
         if isinstance(params, dict):
             opts.update(eta=params["eta"], M=params["M"], B1=params["B1"])

@@ -63,28 +63,37 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
 
     Parameters
     ----------
-    threshold : "learn" (default) or a fixed ``b >= 0``.
-    lam, T, scaling, method, params, options, n_eval_pairs, n_threads, rng, threshold_scale (``s``) :
-        as in :class:`logt.MetricLearner` (same defaults).
-    balance : bool, default True: draw similar and dissimilar pairs with
-        probability 1/2 each (False: uniformly from the list).
-    calibration_params : dict or None, keywords of :meth:`calibrate_threshold`
-        used at the end of ``fit`` on the training pairs (default: accuracy).
+    threshold
+        "learn" (default) or a fixed ``b >= 0``.
+    lam, T, scaling, method, params, options, n_eval_pairs, n_threads, rng, threshold_scale, n_components
+        As in :class:`logt.MetricLearner` (same defaults; ``threshold_scale`` is ``s``). With
+        ``n_components``, the principal subspace is that of the pairs' points; the default keeps the
+        learned metric (there are no class labels to check it against).
+    balance
+        bool, default True: draw similar and dissimilar pairs with probability 1/2 each (False:
+        uniformly from the list).
+    calibration_params
+        dict or None, keywords of :meth:`calibrate_threshold` used at the end of ``fit`` on the
+        training pairs (default: accuracy).
 
-    Attributes (after ``fit``)
+    Attributes
     ----------
-    components_, b_, threshold_scale_, center_, scale_, n_clipped_, active_features_, n_features_in_, n_calls_,
-    n_projections_, n_epochs_, result_ : as in :class:`MetricLearner`;
-    threshold_ : distance threshold of :meth:`predict` (similar when
-        ``pair_distance <= threshold_``); classes_ : ``array([-1, 1])``.
+    components_, n_components_, subspace_, subspace_mean_, b_, threshold_scale_, center_, scale_
+        As in :class:`logt.MetricLearner`.
+    n_clipped_, active_features_, n_features_in_, n_calls_, n_projections_, n_epochs_, result_
+        As in :class:`logt.MetricLearner`.
+    threshold_
+        Distance threshold of :meth:`predict` (similar when ``pair_distance <= threshold_``).
+    classes_
+        ``array([-1, 1])``.
     """
 
     _tuple_size = 2
     classes_ = np.array([-1, 1])
 
-    def __init__(self, threshold="learn", lam=0.1, T="auto", scaling="auto", method="logt",
+    def __init__(self, threshold="learn", lam=0.1, T="auto", scaling="auto", method="auto",
                  params="auto", options=None, balance=True, calibration_params=None,
-                 n_eval_pairs=10_000, n_threads=None, rng=None, threshold_scale="auto"):
+                 n_eval_pairs=10_000, n_threads=None, rng=None, threshold_scale="auto", n_components=None):
         self.threshold = threshold
         self.lam = lam
         self.T = T
@@ -98,6 +107,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.n_threads = n_threads
         self.rng = rng
         self.threshold_scale = threshold_scale
+        self.n_components = n_components
 
     def _check_params(self):
         self._check_common_params()
@@ -127,7 +137,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         i = np.arange(n, dtype=np.int64)
         gen = check_rng(self.rng)
         with single_threaded_blas():
-            Xs = self._scale_fit(X)
+            Z = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
+            Xs = self._scale_fit(Z)
             learn = self._learn_threshold
             oracle = MetricLearning.from_pairs(
                 Xs, i, i + n, y, float(self.lam), balanced=bool(self.balance),
@@ -135,8 +146,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 n_threads=self.n_threads, learn_threshold=learn,
                 threshold=0.0 if learn else float(self.threshold),
                 threshold_scale=self._oracle_threshold_scale())
-            self.n_features_in_ = a.shape[1]
+            self.n_features_in_ = Z.shape[1]
             self._minimize(oracle, gen)
+            self._subspace_finish(X)
         if len(np.unique(y)) == 2:
             self.calibrate_threshold(pairs, y, **(cal or {}))
         else:                      # one kind of pair only: the model's own threshold

@@ -32,18 +32,28 @@ def _dense(X):
 def pair_distribution(y, sampling="uniform", neighbors=None):
     """``P`` (n, n) pair probabilities and ``Y`` (n, n) labels of a pair sampler.
 
-    y : (n,) labels (compared by equality).
-    sampling :
-      * "uniform" -- the paper's: ``(i, j)`` uniform over the ``n (n - 1)``
-        ordered pairs ``i != j``;
-      * "balanced" -- similar and dissimilar with probability 1/2 each; a similar
-        pair is ``i`` uniform among points that have a class-mate, then ``j``
-        uniform among its class-mates; a dissimilar pair is ``i`` uniform over all
-        points, ``j`` uniform among the other classes' points;
-      * "neighbors" -- similar and dissimilar with probability 1/2 each; ``i`` uniform
-        among the points with a non-empty list of that kind, ``j`` uniform among ``i``'s
-        listed same-class neighbours (``neighbors[0]``) or other-class neighbours
-        (``neighbors[1]``): two (n, k) int arrays padded with -1.
+    Parameters
+    ----------
+    y : (n,) array
+        Labels (compared by equality).
+    sampling : {"uniform", "balanced", "neighbors"}
+        * ``"uniform"``: the paper's; ``(i, j)`` uniform over the ``n (n - 1)``
+          ordered pairs ``i != j``;
+        * ``"balanced"``: similar and dissimilar with probability 1/2 each; a
+          similar pair is ``i`` uniform among points that have a class-mate, then
+          ``j`` uniform among its class-mates; a dissimilar pair is ``i`` uniform
+          over all points, ``j`` uniform among the other classes' points;
+        * ``"neighbors"``: similar and dissimilar with probability 1/2 each; ``i``
+          uniform among the points with a non-empty list of that kind, ``j``
+          uniform among ``i``'s listed same-class neighbours (``neighbors[0]``) or
+          other-class neighbours (``neighbors[1]``).
+    neighbors : tuple of two (n, k) int arrays, padded with -1
+        The neighbour lists of ``sampling="neighbors"``.
+
+    Returns
+    -------
+    P, Y : (n, n) arrays
+        Pair probabilities (summing to 1) and labels (+1 similar, -1 dissimilar).
     """
     y = np.asarray(y)
     n = len(y)

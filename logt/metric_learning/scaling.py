@@ -29,7 +29,7 @@ other rows (repeated until no new row is flagged, at most ``MAX_OUTLIER_PASSES``
 times), and :func:`clip_rows` pulls the outliers in to the unit sphere (their
 direction kept) for training. Without this, one row 1e4 times larger than the
 others squashed the rest by its own scale and dominated the learned metric (1-NN
-below Euclidean's on generated data; README, "Outlier rows"). Clean
+below Euclidean's on generated data; docs/evidence/learner-defaults.md, "Outlier rows"). Clean
 data are not affected: the largest row norm was at most 2.8 times the 99th
 percentile on every development and evaluation set and on generated heavy-tailed
 data (Cauchy 2.3, log-normal 1.4), so the map is the same as without the rule; a

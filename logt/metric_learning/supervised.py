@@ -16,7 +16,7 @@ from logt.oracles.triplet import TripletMetricLearning
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
-# (see README.md (Metric learner), logt.experiments.learner_defaults and docs/evidence/learner-defaults.md).
+# (see docs/guide/metric-learning.md, logt.experiments.learner_defaults and docs/evidence/learner-defaults.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                 scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss="pairs", triplet_neighbors=3,
                 whiten="targets")
@@ -27,7 +27,7 @@ PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", los
 class MetricLearner(TransformerMixin, MahalanobisLearner):
     """Learn a Mahalanobis distance from labelled points, with O(log T) projections.
 
-    Minimizes, over PSD ``W`` (and a threshold ``b >= 0``),
+    Minimizes, over PSD ``W`` (and a threshold ``b >= 0``)::
 
         F(W, b) = E_{(i,j)} [ log(1 + exp(-y_ij (b - ||x_i - x_j||_W^2))) ] + (lam/2) (||W||_F^2 + (b/s)^2)
 
@@ -41,34 +41,41 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     neighbour closer than its impostors by a margin); ``loss="auto"`` picks one of the two
     per problem by cross-validation (:mod:`logt.metric_learning.loss_choice`).
 
-    Parameters (stored as given; checked in :meth:`fit`)
+    Parameters
     ----------
-    loss : "pairs" (default), "triplets" or "auto". "triplets" wins on small, well-separated
-        classes and loses on overlapping ones (README, Metric learner). "auto": 3-fold
+    loss
+        "pairs" (default), "triplets" or "auto". "triplets" wins on small, well-separated
+        classes and loses on overlapping ones (``docs/guide/metric-learning.md``). "auto": 3-fold
         stratified cross-validation of both losses on the training data (held-out 1-NN and
         5-NN accuracy) when a fit is cheap (dense, ``n d^2 <= 2^20``, every class >= 3
         points), the triplet loss only when better by more than one standard error; else
         "pairs". It costs ~7 fits and is not the default: at n ~ 100 the cross-validation
         rarely detects the better loss. The choice is ``loss_``.
         The parameters below marked (pairs) are ignored by the triplet loss.
-    triplet_neighbors : int in [1, 256], targets and impostors listed per point for the
+    triplet_neighbors
+        int in [1, 256], targets and impostors listed per point for the
         triplet loss (default 3); ``impostor_radius`` restricts the impostors as for pairs.
-    sampling : (pairs) "neighbors" (default), "balanced" or "uniform" -- which pairs one
+    sampling
+        (pairs) "neighbors" (default), "balanced" or "uniform" -- which pairs one
         oracle call draws. "neighbors": similar and dissimilar pairs with
         probability 1/2 each, ``j`` among ``i``'s ``n_neighbors`` nearest
         same-class resp. other-class points (in the scaled input space; LMNN's
         target neighbours and impostors); "balanced": the same over all
         class-mates resp. all other-class points; "uniform": any pair (the paper's).
-    n_neighbors : int in [1, 256], neighbours per list for "neighbors" (default 10).
-    impostor_radius : float > 0 or None, for "neighbors" (default 1.5): of ``i``'s
+    n_neighbors
+        int in [1, 256], neighbours per list for "neighbors" (default 10).
+    impostor_radius
+        float > 0 or None, for "neighbors" (default 1.5): of ``i``'s
         ``n_neighbors`` nearest other-class points only those within ``impostor_radius``
         times the distance of ``i``'s farthest same-class neighbour are kept (LMNN's
         impostors; :func:`logt.oracles.neighbors.restrict_impostors`). A point
         far from every other class then draws no dissimilar pair, so the easy pairs
         stop dominating the metric. None keeps all ``n_neighbors`` (the previous model).
-    threshold : (pairs) "learn" (default: ``b`` is fitted) or a number ``b >= 0`` kept
+    threshold
+        (pairs) "learn" (default: ``b`` is fitted) or a number ``b >= 0`` kept
         fixed (the paper: 1).
-    threshold_scale : (pairs) "auto" (default) or a number ``s > 0``: the unit in which a
+    threshold_scale
+        (pairs) "auto" (default) or a number ``s > 0``: the unit in which a
         learned ``b`` is regularized (``(lam/2) (b/s)^2``; the optimizer's coordinate
         is ``b/s``). "auto": ``s = sqrt(E ||x_i - x_j||^4)`` over the sampler's pairs
         (the ``n_eval_pairs`` evaluation pairs), the size of a typical pair's
@@ -76,21 +83,37 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         data's scale, and the threshold's curvature (``s^2/4`` instead of ``1/4``) no
         longer sets the step size. ``1.0`` is the previous model. Ignored for a fixed
         threshold.
-    lam : float > 0, the regularization (default 0.1, as in the paper).
-    T : int or "auto" (default), budget of pair gradients. "auto": ``max(1e5, 200 / lam)``
+    lam
+        float > 0, the regularization (default 0.1, as in the paper).
+    T
+        int or "auto" (default), budget of pair gradients. "auto": ``max(1e5, 200 / lam)``
         (capped at 1e8): 1e5 at the default ``lam``; see ``logt.metric_learning.auto_budget``.
-    scaling : "auto" (default: per-feature standardization for dense input, one
+    scaling
+        "auto" (default: per-feature standardization for dense input, one
         common factor for sparse), "standardize", "max_norm" or None; see
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
         norm <= 1 (the oracle's smoothness bound).
-    whiten : "targets" (default) or None. "targets": after the scaling, dense input is mapped so
+    n_components
+        None (default) or an int ``k``: the number of rows of ``components_``, so ``transform`` maps to
+        ``k`` dimensions (scikit-learn's and metric-learn's convention). An int: the metric is learned on
+        the top-``k`` principal directions of the training points and composed with them. None: the
+        full-rank metric when the varying features are few (at most 128 and fewer than the samples),
+        else a principal subspace of rank :func:`logt.metric_learning.subspace.auto_rank` (the fewest
+        directions holding 95% of the variance, 16 to 64), where the learned metric is kept only if its
+        leave-one-out 1-NN accuracy on the training points is at least the subspace's Euclidean one
+        (``metric_choice_``). See ``docs/guide/high-dimensional.md``.
+    whiten
+        "targets" (default) or None. "targets": after the scaling, dense input is mapped so
         that the differences of target pairs (each point and its ``n_neighbors`` nearest
         class-mates) have identity covariance (Ledoit-Wolf shrinkage toward a multiple of
         the identity), and the neighbour lists are searched in that space; the metric is
         then learned there and mapped back (:mod:`logt.metric_learning.whitening`). Both
         losses. Sparse input is not whitened. None: the scaled space (the previous model).
-    method : "logt" (Algorithm 1, default), "sgd" or "epoch_gd".
-    params : logT's parameter rule: "auto" (default: the curvature is estimated
+    method
+        "auto" (default: :func:`logt.minimize`'s default call), "logt" (Algorithm 1), "logt_acc", "sgd"
+        or "epoch_gd".
+    params
+        logT's parameter rule: "auto" (default: the curvature is estimated
         from the oracle and the epochs sized from it, see ``logt.methods.logt.LogT``;
         its oracle calls count in ``T``), "practical" (the former default, tuned on
         Mushrooms and Adult at ``lam = 0.1``: ``eta = 4/L``, ``M = 8``, ``B1 = 4``;
@@ -98,49 +121,76 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         ``M eta lam << 1``, e.g. ``lam = 0.001``), any rule name ``logt.minimize``
         accepts ("theorem1", "theorem2", ...) or a dict ``{"eta", "M", "B1"}``.
         Ignored by the other methods.
-    options : dict or None, further keywords for ``logt.minimize`` (e.g.
+    options
+        dict or None, further keywords for ``logt.minimize`` (e.g.
         ``{"delta": 0.05}`` for "theorem2", ``{"average": "uniform"}`` for sgd).
-    n_eval_pairs : int, pairs drawn once from the sampler to report ``F`` at the end
+    n_eval_pairs
+        int, pairs drawn once from the sampler to report ``F`` at the end
         (``result_.fun``), default 10_000. ``result_.trace`` holds the counts per epoch
         only (``logt.minimize(..., trace="counts")``).
-    n_threads : threads of the sparse pair kernel; the result does not depend on it.
-    rng : int seed, ``SeedSequence``, ``Generator`` or None: all randomness of
+    n_threads
+        threads of the sparse pair kernel; the result does not depend on it.
+    rng
+        int seed, ``SeedSequence``, ``Generator`` or None: all randomness of
         ``fit`` (pairs, evaluation pairs, neighbour candidates). The same seed
         gives bit-identical fits.
 
-    Use :meth:`paper` for the paper's Fig. 2 setting.
-
-    Attributes (after ``fit``)
+    Attributes
     ----------
-    components_ : (rank, d), ``L`` with ``W = L^T L`` on the original features
+    n_components_
+        int, the number of rows of ``components_``.
+    subspace_, subspace_mean_
+        (k, d) and (d,), the principal subspace the metric was learned on, or None (full rank). With a
+        subspace, ``center_``, ``scale_`` and ``whitening_`` refer to its ``k`` coordinates.
+    metric_choice_
+        "learned", or "subspace" when the default kept the subspace's Euclidean metric.
+    components_
+        (rank, d), ``L`` with ``W = L^T L`` on the original features
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
-    b_ : the threshold on the squared distance (learned or the fixed one), in the scaled space;
+    b_
+        the threshold on the squared distance (learned or the fixed one), in the scaled space;
         nan for the triplet loss, which has no threshold.
-    threshold_scale_ : the ``s`` used (1.0 for a fixed threshold and for the triplet loss).
-    loss_ : "pairs" or "triplets", the loss fitted; loss_scores_ : ``{"pairs": a, "triplets": a}``
-        the cross-validated accuracies behind ``loss="auto"``'s choice, or None (not run).
-    center_, scale_ : (d,), the internal scaling ``(x - center_) / scale_`` (fitted without the
+    threshold_scale_
+        the ``s`` used (1.0 for a fixed threshold and for the triplet loss).
+    loss_
+        "pairs" or "triplets", the loss fitted.
+    loss_scores_
+        ``{"pairs": a, "triplets": a}``, the cross-validated accuracies behind ``loss="auto"``'s choice,
+        or None (not run).
+    center_, scale_
+        (d,), the internal scaling ``(x - center_) / scale_`` (fitted without the
         outlier rows: a row beyond 5x the 99th-percentile row norm).
-    n_clipped_ : int, training rows found to be outliers and pulled in to the unit sphere
+    n_clipped_
+        int, training rows found to be outliers and pulled in to the unit sphere
         for the fit (0 on clean data; :mod:`logt.metric_learning.scaling`; with the whitening,
         also the rows it found to be outliers).
-    whitening_ : (d_active, d_active) or None, the map from the scaled active features to the space
-        the metric is learned in (``whiten="targets"``; None when not whitened);
-        whitening_shrinkage_ : its Ledoit-Wolf shrinkage ``a`` (nan when not whitened).
-    active_features_ : (d,) bool, the features that vary over the training rows.
+    whitening_
+        (d_active, d_active) or None, the map from the scaled active features to the space
+        the metric is learned in (``whiten="targets"``; None when not whitened).
+    whitening_shrinkage_
+        Its Ledoit-Wolf shrinkage ``a`` (nan when not whitened).
+    active_features_
+        (d,) bool, the features that vary over the training rows.
         A constant feature adds 0 to every pair difference, so ``W`` is exactly 0 in
         its row and column at the optimum; the optimizer runs on the others only
         (``(d - constant)^2`` instead of ``d^2`` per pair, ``(d - constant)^3`` per projection).
-    classes_, n_features_in_, n_calls_, n_projections_, n_epochs_;
-    result_ : the :class:`logt.MinimizeResult` (in the scaled space of the active
+    classes_, n_features_in_, n_calls_, n_projections_, n_epochs_
+        The labels, the number of input features, the oracle calls, projections and epochs of the run.
+    result_
+        the :class:`logt.MinimizeResult` (in the scaled space of the active
         features: ``x`` is ``diag(W, b)`` with a learned threshold, ``fun`` is ``F``
         on the evaluation pairs).
+
+    Notes
+    -----
+    Use :meth:`paper` for the paper's Fig. 2 setting. Parameters are stored as given and checked in
+    :meth:`fit`.
     """
 
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
-                 scaling="auto", method="logt", params="auto", options=None, n_eval_pairs=10_000,
+                 scaling="auto", method="auto", params="auto", options=None, n_eval_pairs=10_000,
                  n_threads=None, rng=None, threshold_scale="auto", impostor_radius=1.5, loss="pairs",
-                 triplet_neighbors=3, whiten="targets"):
+                 triplet_neighbors=3, whiten="targets", n_components=None):
         self.sampling = sampling
         self.n_neighbors = n_neighbors
         self.threshold = threshold
@@ -158,6 +208,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.loss = loss
         self.triplet_neighbors = triplet_neighbors
         self.whiten = whiten
+        self.n_components = n_components
 
     @classmethod
     def paper(cls, **kwargs):
@@ -210,18 +261,21 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             what = f"sampling={self.sampling!r}" if self.loss == "pairs" else f"loss={self.loss!r}"
             raise ValueError(f"{what} needs a class with at least 2 samples "
                              "(a similar pair); every label in y is unique")
-        if self.loss == "triplets" and sp.issparse(X):
-            raise TypeError("loss='triplets' needs dense X; densify it (X.toarray()) or use loss='pairs'")
         gen = check_rng(self.rng)
+        with single_threaded_blas():
+            Z = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
+        if self.loss == "triplets" and sp.issparse(Z):
+            raise TypeError("loss='triplets' needs dense X; densify it (X.toarray()), use loss='pairs', or "
+                            "n_components (the subspace coordinates are dense)")
         loss, scores = self.loss, None
         if loss == "auto":
             # the folds' generator is spawned: gen's own stream (and so the final fit) is untouched
-            loss, scores = choose_loss(self, X, y, codes, gen.spawn(1)[0])
+            loss, scores = choose_loss(self, Z, y, codes, gen.spawn(1)[0])
         with single_threaded_blas():
-            Xs = self._scale_fit(X)
+            Xs = self._scale_fit(Z)
             eval_seed = int(gen.integers(2**63))
             Xs = self._whiten_fit(Xs, codes, eval_seed)
-            self.n_features_in_ = X.shape[1]
+            self.n_features_in_ = Z.shape[1]
             self.classes_ = classes
             self.loss_, self.loss_scores_ = loss, scores
             if loss == "triplets":
@@ -229,15 +283,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     Xs, codes, float(self.lam), n_neighbors=int(self.triplet_neighbors),
                     impostor_radius=self.impostor_radius, n_eval_triplets=int(self.n_eval_pairs),
                     eval_rng=eval_seed)
-                self._minimize(oracle, gen)
-                return self
-            learn = self._learn_threshold
-            oracle = MetricLearning(
-                Xs, codes, float(self.lam), n_eval_pairs=int(self.n_eval_pairs), eval_rng=eval_seed,
-                n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
-                learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
-                threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
+            else:
+                learn = self._learn_threshold
+                oracle = MetricLearning(
+                    Xs, codes, float(self.lam), n_eval_pairs=int(self.n_eval_pairs), eval_rng=eval_seed,
+                    n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
+                    learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
+                    threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self._minimize(oracle, gen)
+            self._subspace_finish(X, Z, codes)
         return self
 
     def _whiten_fit(self, Xs, codes, seed):

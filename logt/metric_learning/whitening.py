@@ -16,7 +16,7 @@ A direction along which classes differ a little but vary even less within a clas
 then gets a small weight, and one of large spread in both a large weight. After whitening the
 within-class spread is 1 in every direction, so the weight follows the ratio of the two spreads (the
 criterion of LDA and of KISSME-like metrics), and the neighbour lists are those of that metric. On
-data the defaults were not tuned on, it raised the mean 1-NN / 5-NN accuracy (README, Metric learner:
+data the defaults were not tuned on, it raised the mean 1-NN / 5-NN accuracy (docs/evidence/learner-defaults.md:
 "Target-pair whitening"). Sparse input is not whitened (the map is dense).
 """
 import numpy as np

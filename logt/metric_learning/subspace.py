@@ -1,0 +1,164 @@
+"""The principal subspace the metric learners work in when the input has many features.
+
+A full-rank Mahalanobis metric on ``d`` features costs ``O(d^2)`` per sampled pair
+and ``O(d^3)`` per PSD projection, and on raw high-dimensional data (pixels, many
+noisy or constant features) its whitening amplifies directions that hold only
+noise. The learners therefore first map the rows onto their top-``k`` principal
+directions (centred, unscaled: the directions of largest spread in the data's own
+units) and learn a ``k x k`` metric there; ``components_`` is that metric's factor
+composed with the basis, ``(k, d)``.
+
+:func:`principal_subspace` never forms a ``d x d`` array above ``EXACT_MAX_FEATURES``
+features: a randomized range finder (Halko, Martinsson and Tropp 2011) with
+``n_power_iter`` power iterations on ``k + OVERSAMPLING`` directions, centring
+implicitly (sparse input stays sparse). Memory ``O(n d)`` for the input plus
+``O((n + d)(k + OVERSAMPLING))``; time ``O(n d (k + OVERSAMPLING) n_power_iter)``.
+
+:func:`auto_rank` is the default rank (``n_components=None``) of high-dimensional
+input; :func:`uses_subspace` says when the default works in a subspace at all.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy import linalg
+from scipy.linalg import blas
+
+__all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
+           "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE"]
+
+EXACT_MAX_FEATURES = 1024     # up to here: eigh of the (d, d) covariance (<= 8 MiB), exact
+OVERSAMPLING = 16
+MAX_AUTO_RANK = 64            # the default rank's cap (n_components=None)
+MIN_AUTO_RANK = 16            # ... and its floor (one dominant feature must not collapse the subspace)
+AUTO_VARIANCE = 0.95          # the default rank: the fewest directions holding this share of the variance
+
+
+def _col_mean(X):
+    return np.asarray(X.mean(axis=0)).ravel()
+
+
+def _matmat(X, mu, B):
+    """``(X - 1 mu^T) @ B`` without centring ``X``; (n, l)."""
+    return np.asarray(X @ B) - np.outer(np.ones(X.shape[0]), mu @ B)
+
+
+def _rmatmat(X, mu, Q):
+    """``(X - 1 mu^T)^T @ Q``; (d, l)."""
+    return np.asarray(X.T @ Q) - np.outer(mu, Q.sum(axis=0))
+
+
+def _fix_signs(V):
+    """Each row's largest-magnitude entry positive (a deterministic basis)."""
+    j = np.argmax(np.abs(V), axis=1)
+    s = np.sign(V[np.arange(V.shape[0]), j])
+    s[s == 0] = 1.0
+    return V * s[:, None]
+
+
+def principal_subspace(X, k, rng, n_power_iter=4):
+    """Top-``k`` principal directions of the rows of ``X`` (centred).
+
+    Parameters
+    ----------
+    X : (n, d) array or sparse matrix
+        Rows are points, in their original units.
+    k : int
+        Number of directions, ``1 <= k <= d`` (``<= min(n, d)`` above ``EXACT_MAX_FEATURES``).
+    rng : numpy.random.Generator
+        Source of the randomized range finder's test matrix (not used when
+        ``d <= EXACT_MAX_FEATURES``).
+    n_power_iter : int
+        Power iterations of the range finder.
+
+    Returns
+    -------
+    mean : (d,) array
+        The column means.
+    basis : (k, d) array
+        Orthonormal rows, by decreasing variance, signs fixed.
+    variances : (k,) array
+        The variance (mean squared deviation) along each row of ``basis``.
+    total_variance : float
+        The sum of the variances of all ``d`` features (``||X - 1 mean^T||_F^2 / n``).
+    """
+    n, d = X.shape
+    k = int(k)
+    k_max = d if d <= EXACT_MAX_FEATURES else min(n, d)
+    if not 1 <= k <= k_max:
+        raise ValueError(f"k must be in [1, {k_max}] (d = {d}, n = {n}), got {k}")
+    mu = _col_mean(X)
+    if sp.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    else:
+        sq = np.einsum("ij,ij->j", X, X)
+    total = float(max(0.0, (sq.sum() - n * float(mu @ mu))) / n)
+    if d <= EXACT_MAX_FEATURES:
+        Xc = (X.toarray() if sp.issparse(X) else X) - mu                  # (n, d)
+        C = blas.dsyrk(1.0 / n, Xc.T, trans=0, lower=0)                   # upper triangle of Xc^T Xc / n
+        w, V = linalg.eigh(C, lower=False, subset_by_index=[d - k, d - 1], driver="evr",
+                           overwrite_a=True, check_finite=False)
+        return mu, _fix_signs(V[:, ::-1].T.copy()), np.maximum(w[::-1], 0.0), total
+    l = min(k + OVERSAMPLING, n, d)
+    Q, _ = np.linalg.qr(_matmat(X, mu, rng.standard_normal((d, l))))
+    for _ in range(int(n_power_iter)):
+        Q, _ = np.linalg.qr(_rmatmat(X, mu, Q))
+        Q, _ = np.linalg.qr(_matmat(X, mu, Q))
+    Bt = _rmatmat(X, mu, Q)                    # (d, l) = (Q^T Xc)^T
+    U, s, _ = np.linalg.svd(Bt, full_matrices=False)
+    return mu, _fix_signs(U[:, :k].T.copy()), s[:k] ** 2 / n, total
+
+
+def project_rows(X, mean, basis):
+    """``(X - mean) @ basis.T``: the rows' coordinates in the subspace, dense (n, k)."""
+    return _matmat(X, mean, np.ascontiguousarray(basis.T))
+
+
+def uses_subspace(n_samples, n_active):
+    """Whether the default (``n_components=None``) learns in a principal subspace.
+
+    It does when the varying features outnumber ``MAX_AUTO_RANK`` twice over or
+    exceed the number of samples: there the full-rank metric's ``d^2`` per pair
+    and ``d^3`` per projection grow past a ``MAX_AUTO_RANK``-dimensional one's,
+    and the target-pair whitening's covariance is rank-deficient or dominated by
+    noise directions.
+    """
+    return n_active > 2 * MAX_AUTO_RANK or n_active >= n_samples
+
+
+def auto_rank(variances, total_variance, n_samples):
+    """The default rank: the fewest leading directions holding ``AUTO_VARIANCE`` of
+    the variance, clipped to ``[MIN_AUTO_RANK, MAX_AUTO_RANK]``, at most
+    ``n_samples - 1`` and the number of directions given.
+
+    ``variances`` are the leading directions' variances (``MAX_AUTO_RANK`` of them,
+    or all), ``total_variance`` the sum over all features.
+    """
+    v = np.asarray(variances, dtype=np.float64)
+    if v.size == 0:
+        return 1
+    k = MAX_AUTO_RANK
+    if total_variance > 0:
+        share = np.cumsum(v) / total_variance
+        if share[-1] >= AUTO_VARIANCE:
+            k = int(np.searchsorted(share, AUTO_VARIANCE) + 1)
+    k = max(k, MIN_AUTO_RANK)
+    return int(max(1, min(k, MAX_AUTO_RANK, n_samples - 1, v.size)))
+
+
+def loo_1nn_accuracy(Z, codes, block=512):
+    """Leave-one-out 1-NN accuracy of the rows ``Z`` (n, k) with labels ``codes`` (n,).
+
+    Exact, blocked (memory ``O(n * block)``), ties to the lowest index. Used by the
+    default to check a learned metric against the subspace's Euclidean one.
+    """
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    if n < 2:
+        return 0.0
+    sq = np.einsum("ij,ij->i", Z, Z)
+    hits = 0
+    for s in range(0, n, block):
+        e = min(n, s + block)
+        D = sq[s:e, None] - 2.0 * (Z[s:e] @ Z.T) + sq[None, :]
+        D[np.arange(e - s), np.arange(s, e)] = np.inf
+        hits += int(np.sum(codes[np.argmin(D, axis=1)] == codes[s:e]))
+    return hits / n
