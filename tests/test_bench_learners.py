@@ -31,3 +31,20 @@ def test_repeated_splits_table():
     assert by["MetricLearner()"]["acc1"][0] == single["MetricLearner()"]["acc1"]
     text = learners.format_splits({"wine": res})
     assert text.count("| wine |") == 3 and "1-NN mean (se)" in text
+
+
+def test_highdim_rows_against_direct_knn():
+    pytest.importorskip("sklearn", reason="the high-dimensional rows use scikit-learn")
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import KNeighborsClassifier
+    from logt.bench.learners_highdim import evaluate_set, format_section
+    from logt.experiments.highdim_data import shifted_digits
+    X, y = shifted_digits(400, canvas=20, size=12, max_shift=2, rng=3)
+    rows = evaluate_set("tiny", X, y, n_components=16, nca=True)
+    assert [r["method"] for r in rows] == ["Euclidean", "PCA(16)", "MetricLearner()", "NCA(16)",
+                                           "MetricLearner(n_components=16)"]
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    assert rows[0]["acc1"] == KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte)
+    assert all(0.0 <= r["acc1"] <= 1.0 and 0.0 <= r["acc5"] <= 1.0 for r in rows)
+    table = format_section(rows)
+    assert table.count("| tiny |") == 5 and "NCA time / this" in table

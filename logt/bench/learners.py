@@ -241,7 +241,7 @@ def format_section(rows, quick=False):
 
 def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
     """Euclidean, ``MetricLearner()`` and NCA over ``n_splits`` stratified 70/30 splits
-    (``random_state = 0 .. n_splits - 1``, the learners seeded with the same number).
+    (``random_state`` from 0 to ``n_splits - 1``, the learners seeded with the same number).
 
     Returns one dict per contender: ``method``, ``acc1``/``acc5`` (arrays, one entry per
     split), ``seconds`` (array). One test set is small (wine: 54 points, one point = 1.85

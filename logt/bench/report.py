@@ -204,6 +204,8 @@ def run(only=None, quick=False, data_dir=None, log=None):
         if "learners" in sections:
             from logt.bench.learners import section as learners_section
             parts.append(learners_section(quick, log, data_dir)[0])
+            from logt.bench.learners_highdim import section as highdim_section
+            parts.append(highdim_section(quick, log)[0])
         if "dask" in sections:
             from logt.bench.dask_scaling import dask_section   # imports dask only here
             parts.append(dask_section(quick, log, data_dir))

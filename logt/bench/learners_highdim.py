@@ -1,0 +1,101 @@
+"""The metric learners on high-dimensional data (part of ``python -m logt.bench --only learners``).
+
+Sets from :mod:`logt.experiments.highdim_data` (raw-pixel digits on a 28 x 28 canvas,
+dense data with a few informative directions among thousands, sparse bag-of-words),
+70/30 stratified split (seed 0), no preprocessing. Contenders: Euclidean k-NN,
+PCA (64 directions) + k-NN, scikit-learn's ``NeighborhoodComponentsAnalysis``
+(``n_components=64``, ``max_iter=50``; dense input only), ``MetricLearner()``
+(the default) and ``MetricLearner(n_components=64)``. k-NN accuracy (1 and 5
+neighbours) on the learned map; fit time of the metric only, the learners' fits
+interleaved with NCA's in the same run, so the ratio NCA / default is measured
+under the same load.
+"""
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section"]
+
+HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
+
+
+def _knn(Ztr, ytr, Zte, yte):
+    from sklearn.neighbors import KNeighborsClassifier
+    return [float(KNeighborsClassifier(k).fit(Ztr, ytr).score(Zte, yte)) for k in (1, 5)]
+
+
+def _timed(fn):
+    from logt._threads import single_threaded_blas
+    with single_threaded_blas():
+        t0 = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - t0
+
+
+def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
+    """Rows ``dict(dataset, method, acc1, acc5, seconds, note)`` for one set."""
+    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    from logt import MetricLearner
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=rng)
+    k = min(n_components, X.shape[1], Xtr.shape[0] - 1)
+    rows = [dict(dataset=name, method="Euclidean", seconds=None, note="",
+                 **dict(zip(("acc1", "acc5"), _knn(Xtr, ytr, Xte, yte))))]
+    pca = TruncatedSVD(k, random_state=rng) if sp.issparse(X) else PCA(k, random_state=rng)
+    _, t = _timed(lambda: pca.fit(Xtr))
+    rows.append(dict(dataset=name, method=f"PCA({k})", seconds=t, note="TruncatedSVD" if sp.issparse(X) else "",
+                     **dict(zip(("acc1", "acc5"), _knn(pca.transform(Xtr), ytr, pca.transform(Xte), yte)))))
+    for label, est in (("MetricLearner()", MetricLearner(rng=rng)),
+                       (f"MetricLearner(n_components={k})", MetricLearner(n_components=k, rng=rng))):
+        _, t = _timed(lambda: est.fit(Xtr, ytr))
+        note = f"rank {est.n_components_}, {est.n_projections_} projections"
+        if est.subspace_ is not None and est.n_components is None:
+            note += f", {est.metric_choice_} metric on {est.subspace_.shape[0]} principal directions"
+        rows.append(dict(dataset=name, method=label, seconds=t, note=note,
+                         **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
+        if nca and label == "MetricLearner()" and not sp.issparse(X):
+            m = NeighborhoodComponentsAnalysis(n_components=k, max_iter=50, random_state=rng)
+            _, t = _timed(lambda: m.fit(Xtr, ytr))
+            rows.append(dict(dataset=name, method=f"NCA({k})", seconds=t, note="max_iter=50",
+                             **dict(zip(("acc1", "acc5"), _knn(m.transform(Xtr), ytr, m.transform(Xte), yte)))))
+    return rows
+
+
+def section(quick=False, log=print, sets=None):
+    """The markdown section: one table over the high-dimensional sets."""
+    from logt.experiments import highdim_data as H
+    data = {**H.development_sets(), **H.heldout_sets()}
+    names = sets or (HIGHDIM_SETS[:1] if quick else HIGHDIM_SETS)
+    rows = []
+    for name in names:
+        X, y = data[name]
+        log(f"  high-d learners: {name} {X.shape}")
+        rows += evaluate_set(name, X, y, nca=not quick)
+    return format_section(rows), rows
+
+
+def format_section(rows):
+    head = ["data", "method", "1-NN", "5-NN", "fit time", "NCA time / this", "note"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        nca = next((q for q in rows if q["dataset"] == r["dataset"] and q["method"].startswith("NCA")), None)
+        ratio = "-"
+        if nca and r["method"].startswith("MetricLearner") and r["seconds"]:
+            ratio = f"{nca['seconds'] / r['seconds']:.1f}x"
+        lines.append("| " + " | ".join([
+            r["dataset"], r["method"], f"{r['acc1']:.3f}", f"{r['acc5']:.3f}",
+            "-" if r["seconds"] is None else f"{r['seconds']:.2f} s", ratio, r["note"]]) + " |")
+    note = ("Sets from logt.experiments.highdim_data (raw values, no preprocessing), 70/30 stratified split, "
+            "seed 0; fit times on one BLAS thread, one run, the learners interleaved with NCA.")
+    return "### Metric learners on high-dimensional data\n\n" + "\n".join(lines) + "\n\n" + note
+
+
+if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--all]
+    import sys
+    all_sets = "--all" in sys.argv
+    from logt.experiments import highdim_data as H
+    names = list(H.development_sets()) + list(H.heldout_sets()) if all_sets else None
+    print(section(sets=names)[0])

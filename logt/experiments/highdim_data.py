@@ -1,0 +1,165 @@
+"""High-dimensional development data for the metric learners (issue: raw pixels, many features).
+
+Seeded generators of labelled sets that imitate data the learners meet in the wild
+and were not developed on: raw images (many constant-zero border pixels, shifts,
+pixel values 0..255), dense data with a few informative directions among thousands
+of noisy, redundant or constant ones, and sparse bag-of-words counts. Every
+generator takes ``rng`` (an int seed or a :class:`numpy.random.Generator`): the
+same seed gives the same arrays.
+
+:func:`development_sets` are the sets the learners' high-dimensional defaults were
+chosen on; :func:`heldout_sets` (other canvases, shifts, noise levels, dimensions
+and seeds) were used for nothing but the final check
+(``python -m logt.bench --only learners``, ``docs/guide/high-dimensional.md``).
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy import ndimage
+
+from logt._rng import check_rng
+
+__all__ = ["shifted_digits", "dense_classification", "sparse_classification",
+           "development_sets", "heldout_sets"]
+
+
+def _digits():
+    from sklearn.datasets import load_digits     # the extra [sklearn]; only the digits images are used
+    d = load_digits()
+    return d.images.astype(np.float64) / 16.0, d.target.astype(np.int64)
+
+
+def shifted_digits(n_samples=3500, canvas=28, size=18, max_shift=4, noise=0.0, blur=0.0, rng=0):
+    """Raw-pixel images: scikit-learn's 8x8 digits upsampled and pasted at random shifts.
+
+    Each of ``n_samples`` images is one of the 1,797 digits (drawn with replacement),
+    upsampled to ``size x size`` pixels (bilinear), its stroke intensity jittered
+    (x U(0.7, 1.0)), optionally blurred (Gaussian, ``blur`` pixels) and pasted into a
+    ``canvas x canvas`` zero image, centred and shifted by up to ``max_shift``
+    pixels in each direction; ``noise`` adds Gaussian pixel noise of that standard
+    deviation (in units of the full intensity) inside the pasted box only, so the
+    border stays exactly zero. Values are rounded to 0..255 like raw 8-bit images.
+
+    Returns
+    -------
+    X : (n_samples, canvas**2) float64
+        Pixel values in 0..255 (row-major images); border pixels are constant 0.
+    y : (n_samples,) int64
+        Digit labels 0..9.
+    """
+    gen = check_rng(rng)
+    if not (size <= canvas and 2 * max_shift <= canvas - size):
+        raise ValueError(f"size={size} with max_shift={max_shift} does not fit a {canvas}x{canvas} canvas")
+    imgs, labels = _digits()
+    idx = gen.integers(len(labels), size=n_samples)
+    zoom = size / 8.0
+    up = np.stack([np.clip(ndimage.zoom(im, zoom, order=1), 0.0, 1.0) for im in imgs])
+    X = np.zeros((n_samples, canvas, canvas))
+    off0 = (canvas - size) // 2
+    shifts = gen.integers(-max_shift, max_shift + 1, size=(n_samples, 2))
+    gains = gen.uniform(0.7, 1.0, size=n_samples)
+    for r in range(n_samples):
+        im = up[idx[r]] * gains[r]
+        if blur > 0:
+            im = ndimage.gaussian_filter(im, blur)
+        if noise > 0:
+            im = im + noise * gen.standard_normal(im.shape)
+        a, b = off0 + shifts[r, 0], off0 + shifts[r, 1]
+        X[r, a:a + size, b:b + size] = np.clip(im, 0.0, 1.0)
+    return np.round(255.0 * X.reshape(n_samples, -1)), labels[idx].copy()
+
+
+def dense_classification(n_samples=2000, n_features=2000, n_informative=10, n_classes=5, class_sep=1.0,
+                         n_constant=None, heavy_tailed=False, rng=0):
+    """Dense data with a few informative directions among many noisy ones.
+
+    :func:`sklearn.datasets.make_classification` with ``n_informative`` informative
+    and as many redundant features, the rest noise; the informative block is
+    rotated by a random orthogonal matrix (so the signal is not along the axes),
+    features get random scales (log-uniform over three decades), and
+    ``n_constant`` columns (default ``n_features // 10``) are constant. With
+    ``heavy_tailed`` every feature is passed through ``sinh`` (heavy tails).
+
+    Returns
+    -------
+    X : (n_samples, n_features) float64
+    y : (n_samples,) int64
+    """
+    from sklearn.datasets import make_classification
+    gen = check_rng(rng)
+    n_constant = n_features // 10 if n_constant is None else int(n_constant)
+    d_var = n_features - n_constant
+    X, y = make_classification(n_samples=n_samples, n_features=d_var, n_informative=n_informative,
+                               n_redundant=n_informative, n_repeated=0, n_classes=n_classes,
+                               n_clusters_per_class=2, class_sep=class_sep, flip_y=0.01,
+                               shuffle=False, random_state=int(gen.integers(2**31)))
+    m = 2 * n_informative
+    Q, _ = np.linalg.qr(gen.standard_normal((m, m)))
+    X[:, :m] = X[:, :m] @ Q
+    if heavy_tailed:
+        X = np.sinh(X)
+    X *= 10.0 ** gen.uniform(-1.5, 1.5, size=d_var)
+    X = np.hstack([X, np.full((n_samples, n_constant), 3.0)])
+    perm = gen.permutation(n_features)
+    return np.ascontiguousarray(X[:, perm]), y.astype(np.int64)
+
+
+def sparse_classification(n_samples=2000, n_features=5000, n_classes=4, doc_length=60, topic_words=40,
+                          topic_share=0.25, rng=0):
+    """Bag-of-words-like counts: a Zipf vocabulary plus class-dependent topic words.
+
+    Each document draws a length ~ Poisson(``doc_length``); each word is, with
+    probability ``topic_share``, one of its class's ``topic_words`` (disjoint
+    random words per class), else a word of the Zipf(1.1) background vocabulary.
+
+    Returns
+    -------
+    X : (n_samples, n_features) scipy.sparse.csr_matrix of float64 counts
+    y : (n_samples,) int64
+    """
+    gen = check_rng(rng)
+    y = gen.integers(n_classes, size=n_samples)
+    zipf = 1.0 / np.arange(1, n_features + 1) ** 1.1
+    zipf /= zipf.sum()
+    vocab = gen.permutation(n_features)
+    topics = vocab[:n_classes * topic_words].reshape(n_classes, topic_words)
+    background = gen.permutation(n_features)
+    rows, cols = [], []
+    lengths = np.maximum(1, gen.poisson(doc_length, size=n_samples))
+    for i in range(n_samples):
+        L = lengths[i]
+        is_topic = gen.random(L) < topic_share
+        words = background[gen.choice(n_features, size=L, p=zipf)]
+        words[is_topic] = topics[y[i], gen.integers(topic_words, size=int(is_topic.sum()))]
+        rows.append(np.full(L, i))
+        cols.append(words)
+    X = sp.csr_matrix((np.ones(int(lengths.sum())), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n_samples, n_features))
+    X.sum_duplicates()
+    return X, y.astype(np.int64)
+
+
+def development_sets(rng=0):
+    """The sets the high-dimensional defaults were chosen on: ``{name: (X, y)}``."""
+    seeds = np.random.SeedSequence(check_rng(rng).integers(2**63)).generate_state(5)
+    return {
+        "digits28": shifted_digits(3500, canvas=28, size=18, max_shift=4, rng=int(seeds[0])),
+        "digits28_noisy": shifted_digits(2500, canvas=28, size=16, max_shift=5, noise=0.15, blur=0.7,
+                                         rng=int(seeds[1])),
+        "dense2000": dense_classification(2000, 2000, n_informative=8, n_classes=5, rng=int(seeds[2])),
+        "dense800_heavy": dense_classification(1500, 800, n_informative=12, n_classes=4, heavy_tailed=True,
+                                               rng=int(seeds[3])),
+        "bow5000": sparse_classification(2000, 5000, n_classes=4, rng=int(seeds[4])),
+    }
+
+
+def heldout_sets(rng=12345):
+    """Held-out sets (other canvases, shifts, noise, dimensions, seeds): the final check only."""
+    seeds = np.random.SeedSequence(check_rng(rng).integers(2**63)).generate_state(5)
+    return {
+        "digits32": shifted_digits(3500, canvas=32, size=20, max_shift=5, noise=0.05, rng=int(seeds[0])),
+        "digits24_blur": shifted_digits(3000, canvas=24, size=14, max_shift=3, blur=1.0, rng=int(seeds[1])),
+        "dense5000": dense_classification(1500, 5000, n_informative=6, n_classes=3, class_sep=1.5,
+                                          rng=int(seeds[2])),
+        "dense1000": dense_classification(3000, 1000, n_informative=15, n_classes=6, rng=int(seeds[3])),
+        "bow12000": sparse_classification(2500, 12000, n_classes=6, topic_share=0.2, rng=int(seeds[4])),
+    }
