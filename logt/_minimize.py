@@ -155,8 +155,34 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
         ``F`` costs a noticeable share of the run, as in the metric learners. The iterates
         are the same either way.
 
-    The default call
-    ----------------
+    Returns
+    -------
+    MinimizeResult
+        With ``x, fun, n_calls, n_projections, n_epochs, method, params, trace,
+        success, message`` (``method``: the method that ran; ``message`` says how
+        much of ``T`` was used and, for a run that did not converge, why and what
+        to do).
+
+    Raises
+    ------
+    FloatingPointError
+        A non-finite gradient, a non-finite iterate or a diverged iterate (far beyond
+        the distance a ``lam``-strongly convex problem allows, see ``logt._run``) is a
+        ``FloatingPointError`` naming the method, epoch, step and step size; a run is
+        never returned as a success with such a point.
+
+    Warns
+    -----
+    logt.ConvergenceWarning
+        When the auto rules' diagnostics say the run did not converge (then
+        ``success`` is False): epochs that cannot contract under the projection cap
+        (``method="logt"`` only; the default switches to stages there), a ``T``
+        below one contracting stage, or a gradient mapping at the end far above its
+        noise level. The result is returned all the same.
+
+    Notes
+    -----
+    **The default call.**
     ``minimize(oracle, domain, T, lam=lam)`` needs only ``lam`` (a given or the
     oracle's ``L`` caps the curvature estimate). It measures at ``x0`` the
     curvature ``L_est`` (at most 2% of ``T``) and the gradient noise (at most 1%),
@@ -182,8 +208,8 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
     the method (``"logt"``, ``"logt_acc"``), or when projections are cheap
     (``"sgd"`` with ``average="suffix"``: the most accurate per oracle call).
 
-    Methods
-    -------
+    **Methods.**
+
     ==================== ================================================ ============= ==============================================
     method               what runs (options)                              rate          projections
     ==================== ================================================ ============= ==============================================
@@ -219,33 +245,11 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
     The keywords ``params, eta, M, B1, delta, average, T1, eta1`` of the first
     release are still accepted for one release, with a ``DeprecationWarning``.
 
-    Returns
-    -------
-    MinimizeResult with ``x, fun, n_calls, n_projections, n_epochs, method, params,
-    trace, success, message`` (``method``: the method that ran; ``message`` says how
-    much of ``T`` was used and, for a run that did not converge, why and what to do).
-
-    Warns
-    -----
-    logt.ConvergenceWarning
-        When the auto rules' diagnostics say the run did not converge (then
-        ``success`` is False): epochs that cannot contract under the projection cap
-        (``method="logt"`` only; the default switches to stages there), a ``T``
-        below one contracting stage, or a gradient mapping at the end far above its
-        noise level. The result is returned all the same.
-
-    Errors
-    ------
-    A non-finite gradient, a non-finite iterate or a diverged iterate (far beyond
-    the distance a ``lam``-strongly convex problem allows, see ``logt._run``) is a
-    ``FloatingPointError`` naming the method, epoch, step and step size; a run is
-    never returned as a success with such a point.
-
     The step loops of the SGD-type methods and Frank-Wolfe run compiled (no Python
     per step) when the oracle and the domain (its projection, LMO or constraint
     function) are built-in compiled ones; with a Python oracle or domain
     (``FunctionOracle``, ``CallableDomain``) they fall back to a Python loop. All
-    BLAS/LAPACK work runs on one thread during the call (see README).
+    BLAS/LAPACK work runs on one thread during the call (see the reliability guide, docs/guide/reliability.md).
     """
     method = _default_method(method, options, legacy)
     legacy_opts = _legacy_options(method, legacy)

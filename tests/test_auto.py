@@ -163,7 +163,7 @@ def test_safeguard_recovers_from_an_unstable_step_and_counts_it():
     assert p["retries"] >= 1                       # the estimate at x0 (curvature 1) was too optimistic
     assert p["L_final"] >= 4.0 ** p["retries"] * 0.5
     # recovered: finite and better than the start (a bounded oscillation across w = 1 is NOT detected,
-    # so the point is not near w* = 205/201; see README.md, logT's parameters)
+    # so the point is not near w* = 205/201; see docs/guide/parameters.md)
     assert res.n_calls <= 200_000 and math.isfinite(res.fun) and res.fun < value(np.zeros(2))
     # the rolled-back epochs are counted: more projections than the completed epochs alone
     assert res.n_projections > sum(2 * M + 1 for _, M, _ in p["epochs"])

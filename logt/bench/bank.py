@@ -9,20 +9,20 @@ point residual ``||x - Pi(x - grad F(x)/L)||`` is below ``1e-10 (1 + ||x||)``.
 Where a closed form or an independent solver exists, ``closed_form()``
 returns it (the tests compare the two).
 
-=================  =========  ==========================  =================================  ===========
-problem            domain     loss                        L/lam (nominal; curvature met)     minimizer
-=================  =========  ==========================  =================================  ===========
-toy                PSD 5x5    0.5||W||^2 + noise (paper)  1                                  boundary
-psd_shift          PSD 8x8    0.5||W - A||^2, noise 2     1                                  boundary
-ls_ball_1e2        ball d=20  least squares              100                                boundary
-ls_box_1e3         box d=20   least squares              1,000                              boundary
-ls_lowrank_1e4     ball d=30  least squares, rank 10     10,000 (10 on the data's span)     inside
-logreg_1e3         box d=20   logistic regression        ~1,000 (less near the optimum)     inside
-huber_fn           box d=5    Huber regression (Python)  ~30 (oracle has no L)              boundary
-metric_0.1         PSD 10x10  metric learning, lam 0.1   41 (worst case)                    boundary
-metric_0.01        PSD 10x10  metric learning, lam 0.01  401                                boundary
-metric_0.001       PSD 10x10  metric learning, lam 1e-3  4001                               boundary
-=================  =========  ==========================  =================================  ===========
+==============  =========  ==========================  ==============================  =========
+problem         domain     loss                        L/lam (nominal; curvature met)  minimizer
+==============  =========  ==========================  ==============================  =========
+toy             PSD 5x5    0.5||W||^2 + noise (paper)  1                               boundary
+psd_shift       PSD 8x8    0.5||W - A||^2, noise 2     1                               boundary
+ls_ball_1e2     ball d=20  least squares               100                             boundary
+ls_box_1e3      box d=20   least squares               1,000                           boundary
+ls_lowrank_1e4  ball d=30  least squares, rank 10      10,000 (10 on the data's span)  inside
+logreg_1e3      box d=20   logistic regression         ~1,000 (less near the optimum)  inside
+huber_fn        box d=5    Huber regression (Python)   ~30 (oracle has no L)           boundary
+metric_0.1      PSD 10x10  metric learning, lam 0.1    41 (worst case)                 boundary
+metric_0.01     PSD 10x10  metric learning, lam 0.01   401                             boundary
+metric_0.001    PSD 10x10  metric learning, lam 1e-3   4001                            boundary
+==============  =========  ==========================  ==============================  =========
 
 The metric-learning problems use :class:`logt.oracles.MetricLearning` on
 synthetic clusters (n = 200 points, 3 classes that differ in 3 of 10 features,

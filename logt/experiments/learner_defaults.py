@@ -7,7 +7,7 @@ offline from fixed seeds), with a 70/30 stratified split and standardized
 features as in the comparison report, and prints 1-NN / 5-NN test accuracy
 minus Euclidean k-NN's for a grid of settings (sampling, threshold, lam, T).
 The evaluation targets (wine, breast cancer, digits, mushrooms, adult) are never
-used here. The chosen defaults and the numbers are in README.md (Metric learner).
+used here. The chosen defaults and the numbers are in docs/guide/metric-learning.md and docs/evidence/learner-defaults.md.
 
 ``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius, whiten), with
 ``--family`` on the 60 random generated problems of ``--loss-family`` instead of the development sets;

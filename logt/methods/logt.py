@@ -17,7 +17,7 @@ from logt.methods._base import Method, Option, one_of, positive_float, positive_
 
 PARAM_RULES = ("auto", "theorem1", "theorem2", "explicit")
 
-# ---- the auto rule's estimate and safeguard (see LogT's docstring and README.md, logT's parameters) ----
+# ---- the auto rule's estimate and safeguard (see LogT's docstring and docs/guide/parameters.md) ----
 EST_B0 = 16           # first batch of the estimate at x0 (doubled until two estimates agree)
 EST_ITER = 8          # at most this many Hessian-vector products (Lanczos steps) at x0
 EST_AGREE = 1.2       # batch doubling stops when two successive estimates agree within this factor

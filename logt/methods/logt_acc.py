@@ -263,7 +263,7 @@ class LogTAcc(Method):
     (F(x0) - F*) + O(sigma^2/(lam T))``, the optimal rate, with
     ``N (K - 1) + N_last`` projections, ``K = O(log T)``. Why the last stage
     is short: AC-SA's steps follow the worst-case ``L``, so each iteration
-    injects noise also in stiff directions; measured (README, Methods) on the
+    injects noise also in stiff directions; measured (docs/guide/methods.md) on the
     kappa sweep and held-out problems, ``c = 2`` in ``N_last(N_last+1) >= c L/lam``
     gives up to 3x smaller excess than ``c = 8``, within noise or up to 2x
     worse on a box problem.
@@ -577,10 +577,11 @@ def _budget_structure(run, params, L, plan):
                  f"noise: even the least error the gradient at x0 allows needs {plan['K_need']} contracting stages "
                  f"(of N = {plan['N']} projections) to reach the noise level, and {frac:.0%} of T allows "
                  f"{len(plan['batches'])}")
-    where = f"a budget of about T = {T_ok:,} would" if T_ok else "no budget would"
+    where = (f"a budget of at least T = {T_ok:,} (from there the stages run in full; a start far from the "
+             "optimum needs more)" if T_ok else "no budget lets the stages run in full")
     return {"ok": False, "T_suffices": T_ok, "cause": cause,
-            "remedy": (f"{where} let the stages run in full (or raise proj_frac); check lam (a lam below the "
-                       "true strong convexity inflates L/lam)")}
+            "remedy": (f"{where}, or raise proj_frac; check lam (a lam below the true strong convexity "
+                       "inflates L/lam)")}
 
 
 def _drive_auto(run, params, st):
