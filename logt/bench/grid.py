@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from logt.bench.bank import Problem, fista
+from logt.bench.bank import Problem, _PairObjective, fista
 from logt.domains import Box, EuclideanBall, PSDCone, TraceBoundedPSD, project_psd
 from logt.oracles import DiagonalQuadratic, FunctionOracle, LinearModel, MetricLearning
 
@@ -288,27 +288,6 @@ def _huber(spec):
     row = float(np.max(np.einsum("ij,ij->i", A, A))) + lam
     return Problem(spec["name"], _describe(spec), o, dom, lam, L, value, grad, proj, spec["where"],
                    pass_L_to_auto=False, L_sample=row)
-
-
-class _PairObjective:
-    """Exact metric-learning objective over all unordered pairs (mean logit loss + (lam/2)||W||^2)."""
-
-    def __init__(self, X, y, lam):
-        i, j = np.triu_indices(X.shape[0], 1)
-        self.D = X[i] - X[j]
-        self.y = np.where(y[i] == y[j], 1.0, -1.0)
-        self.lam = lam
-
-    def value(self, W):
-        z = self.y * (1.0 - ((self.D @ W) * self.D).sum(axis=1))
-        return float(np.logaddexp(0.0, -z).mean()) + 0.5 * self.lam * float(np.vdot(W, W))
-
-    def grad(self, W):
-        W = np.asarray(W, dtype=float)
-        z = self.y * (1.0 - ((self.D @ W) * self.D).sum(axis=1))
-        c = self.y * 0.5 * (1.0 - np.tanh(0.5 * z))
-        G = (self.D.T * c) @ self.D / len(c) + self.lam * W
-        return 0.5 * (G + G.T)
 
 
 def _metric(spec):

@@ -10,10 +10,9 @@ neighbours) on the learned map; fit time of the metric only, the learners' fits
 interleaved with NCA's in the same run, so the ratio NCA / default is measured
 under the same load.
 """
-import time
-
-import numpy as np
 import scipy.sparse as sp
+
+from logt.bench.learners import _timed_fit
 
 __all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section"]
 
@@ -23,14 +22,6 @@ HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --
 def _knn(Ztr, ytr, Zte, yte):
     from sklearn.neighbors import KNeighborsClassifier
     return [float(KNeighborsClassifier(k).fit(Ztr, ytr).score(Zte, yte)) for k in (1, 5)]
-
-
-def _timed(fn):
-    from logt._threads import single_threaded_blas
-    with single_threaded_blas():
-        t0 = time.perf_counter()
-        out = fn()
-        return out, time.perf_counter() - t0
 
 
 def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
@@ -45,12 +36,12 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
     rows = [dict(dataset=name, method="Euclidean", seconds=None, note="",
                  **dict(zip(("acc1", "acc5"), _knn(Xtr, ytr, Xte, yte))))]
     pca = TruncatedSVD(k, random_state=rng) if sp.issparse(X) else PCA(k, random_state=rng)
-    _, t = _timed(lambda: pca.fit(Xtr))
+    t = _timed_fit(pca, Xtr, ytr)
     rows.append(dict(dataset=name, method=f"PCA({k})", seconds=t, note="TruncatedSVD" if sp.issparse(X) else "",
                      **dict(zip(("acc1", "acc5"), _knn(pca.transform(Xtr), ytr, pca.transform(Xte), yte)))))
     for label, est in (("MetricLearner()", MetricLearner(rng=rng)),
                        (f"MetricLearner(n_components={k})", MetricLearner(n_components=k, rng=rng))):
-        _, t = _timed(lambda: est.fit(Xtr, ytr))
+        t = _timed_fit(est, Xtr, ytr)
         note = f"rank {est.n_components_}, {est.n_projections_} projections"
         if est.subspace_ is not None and est.n_components is None:
             note += f", {est.metric_choice_} metric on {est.subspace_.shape[0]} principal directions"
@@ -58,7 +49,7 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):
             m = NeighborhoodComponentsAnalysis(n_components=k, max_iter=50, random_state=rng)
-            _, t = _timed(lambda: m.fit(Xtr, ytr))
+            t = _timed_fit(m, Xtr, ytr)
             rows.append(dict(dataset=name, method=f"NCA({k})", seconds=t, note="max_iter=50",
                              **dict(zip(("acc1", "acc5"), _knn(m.transform(Xtr), ytr, m.transform(Xte), yte)))))
     return rows

@@ -338,8 +338,9 @@ class MahalanobisLearner(BaseEstimator):
             raise ValueError(f"n_components={k} must not exceed the number of features ({d})")
 
     def _subspace_fit(self, X, gen):
-        """``X`` itself (full rank), or its coordinates ``(n, k)`` in the top-``k`` principal subspace
-        (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used).
+        """``(Z, active)``: ``Z`` is ``X`` itself (full rank) or its coordinates ``(n, k)`` in the top-``k``
+        principal subspace (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used);
+        ``active`` (d,) bool marks the features that vary over the rows of ``X``.
 
         ``n_components=None``: a subspace only where :func:`subspace.uses_subspace` says so, of rank
         :func:`subspace.auto_rank`; an int ``k``: always, of rank ``k``. The randomized range finder
@@ -348,33 +349,34 @@ class MahalanobisLearner(BaseEstimator):
         self.subspace_ = self.subspace_mean_ = None
         n, d = X.shape
         self._check_n_components(d)
+        active = varying_features(X)             # constant features: exactly 0 in the basis
+        n_active = int(active.sum())
         k = self.n_components
         if k is None:
-            n_active = int(varying_features(X).sum())
             if not _subspace.uses_subspace(n, n_active):
-                return X
-            k_max = max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
+                return X, active
+            k_fit = max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
         elif k > n and d > _subspace.EXACT_MAX_FEATURES:
             raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
                              f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
-        active = varying_features(X)             # constant features: exactly 0 in the basis
+        else:
+            k_fit = min(k, n_active)
         Xa = X if active.all() else X[:, active]
-        k_fit = min(k_max if k is None else k, int(active.sum()))
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
         mean_a, basis_a, var, total = _subspace.principal_subspace(Xa, k_fit, sub_rng)
         if k is None:
             k = _subspace.auto_rank(var, total, n)
         basis = np.zeros((k, d))
         basis[:min(k, k_fit)][:, active] = basis_a[:k]      # k > active features: rows of zeros
-        mean = np.asarray(X.mean(axis=0)).ravel()
+        mean = (X[0].toarray() if sp.issparse(X) else X[0]).ravel().astype(np.float64)   # constant columns
         mean[active] = mean_a
         self.subspace_mean_, self.subspace_ = mean, basis
-        self.subspace_variance_ = float(np.sum(var[:k]) / total) if total > 0 else 1.0
-        return _subspace.project_rows(X, mean, self.subspace_)
+        return _subspace.project_rows(X, mean, basis), active
 
-    def _subspace_finish(self, X, Z=None, codes=None):
+    def _subspace_finish(self, active, Z=None, codes=None):
         """After the fit on the subspace coordinates ``Z``: ``components_`` composed with ``subspace_``
-        (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` back on the original features.
+        (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
+        :meth:`_subspace_fit`) back on the original features.
 
         With ``n_components=None`` and labels ``codes``, the learned metric is kept only when its
         leave-one-out 1-NN accuracy on the training points is at least the subspace's Euclidean one;
@@ -396,9 +398,9 @@ class MahalanobisLearner(BaseEstimator):
         if self.n_components is not None and comps.shape[0] < k:      # rank < k: rows of zeros
             comps = np.vstack([comps, np.zeros((k - comps.shape[0], comps.shape[1]))])
         self.components_ = np.ascontiguousarray(comps)
-        self.n_components_ = self.components_.shape[0]
-        self.n_features_in_ = X.shape[1]
-        self.active_features_ = varying_features(X)
+        self.n_components_ = k if self.n_components is not None else comps.shape[0]
+        self.n_features_in_ = active.size
+        self.active_features_ = active
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):

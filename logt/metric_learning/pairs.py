@@ -137,7 +137,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         i = np.arange(n, dtype=np.int64)
         gen = check_rng(self.rng)
         with single_threaded_blas():
-            Z = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
+            Z, active_in = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
             Xs = self._scale_fit(Z)
             learn = self._learn_threshold
             oracle = MetricLearning.from_pairs(
@@ -148,7 +148,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 threshold_scale=self._oracle_threshold_scale())
             self.n_features_in_ = Z.shape[1]
             self._minimize(oracle, gen)
-            self._subspace_finish(X)
+            self._subspace_finish(active_in)
         if len(np.unique(y)) == 2:
             self.calibrate_threshold(pairs, y, **(cal or {}))
         else:                      # one kind of pair only: the model's own threshold

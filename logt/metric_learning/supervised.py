@@ -263,7 +263,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                              "(a similar pair); every label in y is unique")
         gen = check_rng(self.rng)
         with single_threaded_blas():
-            Z = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
+            Z, active_in = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
         if self.loss == "triplets" and sp.issparse(Z):
             raise TypeError("loss='triplets' needs dense X; densify it (X.toarray()), use loss='pairs', or "
                             "n_components (the subspace coordinates are dense)")
@@ -291,7 +291,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self._minimize(oracle, gen)
-            self._subspace_finish(X, Z, codes)
+            self._subspace_finish(active_in, Z, codes)
         return self
 
     def _whiten_fit(self, Xs, codes, seed):
