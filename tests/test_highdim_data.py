@@ -42,6 +42,7 @@ def test_sets_are_reproducible_and_distinct():
     a = H.development_sets(rng=0)
     assert set(a) == {"digits28", "digits28_noisy", "dense2000", "dense800_heavy", "bow5000"}
     b = H.heldout_sets()
-    assert not set(a) & set(b)
+    c = H.heldout2_sets()
+    assert not set(a) & set(b) and not set(c) & (set(a) | set(b)) and len(c) == 5
     Xa = a["digits28"][0]
     assert np.array_equal(Xa, H.development_sets(rng=0)["digits28"][0])

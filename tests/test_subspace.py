@@ -118,7 +118,7 @@ def test_sparse_high_d_input_is_not_densified_to_d_by_d():
     X = sp.random(300, 4000, density=0.01, random_state=1, format="csr")
     X = sp.hstack([X, sp.csr_matrix(np.eye(2)[y] * 3.0)]).tocsr()
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)
-    assert ml.components_.shape[1] == 4002 and ml.n_components_ <= S.MAX_AUTO_RANK
+    assert ml.components_.shape[1] == 4002 and ml.n_components_ <= S.MAX_AUTO_RANK + 1   # + C - 1 class means
     assert S.loo_1nn_accuracy(ml.transform(X), y) > 0.9
 
 
@@ -148,3 +148,87 @@ def test_n_components_above_n_samples_small_d():
     X, y = _classes(12, 30, 6)
     ml = MetricLearner(n_components=20, rng=0, T=5_000).fit(X, y)
     assert ml.components_.shape == (20, 30)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_class_mean_directions_against_dense_reference(sparse):
+    g = np.random.default_rng(3)
+    X = g.standard_normal((120, 30)) + 2.0
+    codes = g.integers(4, size=120)
+    mean = X.mean(0)
+    basis = np.linalg.qr(g.standard_normal((30, 5)))[0].T                 # (5, 30) orthonormal rows
+    E = S.class_mean_directions(sp.csr_matrix(X) if sparse else X, codes, mean, basis)
+    assert E.shape == (3, 30)                                              # C - 1 = 3
+    np.testing.assert_allclose(E @ E.T, np.eye(3), atol=1e-10)
+    np.testing.assert_allclose(E @ basis.T, 0.0, atol=1e-10)
+    # every class mean about the overall mean lies in span(basis) + span(E)
+    Q = np.vstack([basis, E])
+    for c in range(4):
+        m = X[codes == c].mean(0) - mean
+        np.testing.assert_allclose(Q.T @ (Q @ m), m, atol=1e-9)
+
+
+def test_class_mean_directions_inside_basis_are_dropped():
+    X = np.array([[0.0, 0, 0], [2, 0, 0], [0, 1, 0], [2, 1, 0]]) + 1.0
+    codes = np.array([0, 1, 0, 1])                                         # the classes differ along e0 only
+    E = S.class_mean_directions(X, codes, X.mean(0), np.array([[1.0, 0, 0]]))
+    assert E.shape == (0, 3)
+
+
+def test_holdout_split_per_class_quota_and_seed():
+    codes = np.repeat(np.arange(3), [80, 13, 3])
+    fit = S.holdout_split(codes, np.random.default_rng(0))
+    held = np.bincount(codes[~fit], minlength=3)
+    np.testing.assert_array_equal(held, np.floor(S.HOLDOUT_FRAC * np.array([80, 13, 3])))
+    np.testing.assert_array_equal(fit, S.holdout_split(codes, np.random.default_rng(0)))
+    assert not np.array_equal(fit, S.holdout_split(codes, np.random.default_rng(1)))
+    assert S.holdout_split(np.repeat(np.arange(5), 4), np.random.default_rng(0)) is None   # 5 rows < HOLDOUT_MIN
+
+
+def test_nn1_accuracy_against_bruteforce():
+    g = np.random.default_rng(2)
+    R, Q = g.standard_normal((90, 4)), g.standard_normal((37, 4))
+    cr, cq = g.integers(3, size=90), g.integers(3, size=37)
+    D = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    assert S.nn1_accuracy(R, cr, Q, cq, block=8) == pytest.approx(np.mean(cr[D.argmin(1)] == cq))
+
+
+def _low_variance_signal(n, rng):
+    """199 features of spread 10 and no class information, one of spread ~5 that holds the classes."""
+    g = np.random.default_rng(rng)
+    y = g.integers(2, size=n)
+    X = 10.0 * g.standard_normal((n, 200))
+    X[:, 0] = 5.0 * (2 * y - 1) + g.standard_normal(n)
+    return X, y
+
+
+def test_default_finds_a_low_variance_class_direction():
+    X, y = _low_variance_signal(1200, 0)
+    Xt, yt = _low_variance_signal(400, 1)
+    ml = MetricLearner(rng=0, T=20_000).fit(X, y)
+    assert ml.subspace_ is not None and ml.check_accuracy_["how"] == "held-out"
+    assert ml.check_accuracy_["n_rows"] == int(np.floor(S.HOLDOUT_FRAC * np.bincount(y)).sum())
+    Vp = S.principal_subspace(X, S.MAX_AUTO_RANK, None)[1]
+    assert np.linalg.norm(Vp[:, 0]) < 0.3                  # the principal directions miss feature 0
+    assert abs(ml.subspace_[:, 0]) @ abs(ml.subspace_[:, 0]) > 0.5     # the class-mean direction holds it
+    from sklearn.neighbors import KNeighborsClassifier
+    acc = KNeighborsClassifier(1).fit(ml.transform(X), y).score(ml.transform(Xt), yt)
+    eucl = KNeighborsClassifier(1).fit(X, y).score(Xt, yt)
+    assert ml.metric_choice_ == "learned" and acc > eucl + 0.1            # measured: 0.70 against 0.56
+
+
+def test_class_mean_directions_come_from_the_fit_rows_only():
+    from logt._rng import check_rng
+    X, y = _low_variance_signal(800, 4)
+    a = MetricLearner(rng=0, T=20_000).fit(X, y)
+    # the rows the fit holds out (the same draw as in fit: the same seed, the same spawned generator)
+    _, _, fit_rows = MetricLearner(rng=0, T=20_000)._subspace_fit(X, check_rng(0), y.astype(np.intp))
+    assert fit_rows is not None and (~fit_rows).sum() == a.check_accuracy_["n_rows"]
+    mean, V, var, total = S.principal_subspace(X, S.MAX_AUTO_RANK, None)
+    V = V[:S.auto_rank(var, total, X.shape[0])]
+    np.testing.assert_allclose(np.abs(a.subspace_[:V.shape[0]] @ V.T), np.eye(V.shape[0]), atol=1e-8)
+    extra = a.subspace_[V.shape[0]:]
+    ref = S.class_mean_directions(X[fit_rows], y[fit_rows], mean, V)
+    leaky = S.class_mean_directions(X, y, mean, V)
+    np.testing.assert_allclose(np.abs(extra @ ref.T), np.eye(ref.shape[0]), atol=1e-8)
+    assert abs(float(extra[0] @ leaky[0])) < 1 - 1e-6                  # all rows would give another one

@@ -44,7 +44,8 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
         t = _timed_fit(est, Xtr, ytr)
         note = f"rank {est.n_components_}, {est.n_projections_} projections"
         if est.subspace_ is not None and est.n_components is None:
-            note += f", {est.metric_choice_} metric on {est.subspace_.shape[0]} principal directions"
+            note += (f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal and "
+                     "class means)")
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):
@@ -58,7 +59,7 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
 def section(quick=False, log=print, sets=None):
     """The markdown section: one table over the high-dimensional sets."""
     from logt.experiments import highdim_data as H
-    data = {**H.development_sets(), **H.heldout_sets()}
+    data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
     names = sets or (HIGHDIM_SETS[:1] if quick else HIGHDIM_SETS)
     rows = []
     for name in names:
@@ -88,5 +89,5 @@ if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--
     import sys
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
-    names = list(H.development_sets()) + list(H.heldout_sets()) if all_sets else None
+    names = list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) if all_sets else None
     print(section(sets=names)[0])

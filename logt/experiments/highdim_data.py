@@ -19,7 +19,7 @@ from scipy import ndimage
 from logt._rng import check_rng
 
 __all__ = ["shifted_digits", "dense_classification", "sparse_classification",
-           "development_sets", "heldout_sets"]
+           "development_sets", "heldout_sets", "heldout2_sets"]
 
 
 def _digits():
@@ -162,4 +162,19 @@ def heldout_sets(rng=12345):
                                           rng=int(seeds[2])),
         "dense1000": dense_classification(3000, 1000, n_informative=15, n_classes=6, rng=int(seeds[3])),
         "bow12000": sparse_classification(2500, 12000, n_classes=6, topic_share=0.2, rng=int(seeds[4])),
+    }
+
+
+def heldout2_sets(rng=20261125):
+    """A second held-out batch, defined after the first one had informed a change of the default
+    (the class-mean directions and the held-out check): run once, for the final check only."""
+    seeds = np.random.SeedSequence(check_rng(rng).integers(2**63)).generate_state(5)
+    return {
+        "digits30_noisy": shifted_digits(3000, canvas=30, size=18, max_shift=5, noise=0.1, blur=0.5,
+                                         rng=int(seeds[0])),
+        "digits26": shifted_digits(3500, canvas=26, size=16, max_shift=2, rng=int(seeds[1])),
+        "dense3000": dense_classification(2500, 3000, n_informative=10, n_classes=4, rng=int(seeds[2])),
+        "dense1500_heavy": dense_classification(2000, 1500, n_informative=9, n_classes=5, heavy_tailed=True,
+                                                rng=int(seeds[3])),
+        "bow8000": sparse_classification(3000, 8000, n_classes=5, topic_share=0.15, rng=int(seeds[4])),
     }

@@ -337,15 +337,19 @@ class MahalanobisLearner(BaseEstimator):
         if d is not None and k > d:
             raise ValueError(f"n_components={k} must not exceed the number of features ({d})")
 
-    def _subspace_fit(self, X, gen):
-        """``(Z, active)``: ``Z`` is ``X`` itself (full rank) or its coordinates ``(n, k)`` in the top-``k``
-        principal subspace (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used);
-        ``active`` (d,) bool marks the features that vary over the rows of ``X``.
+    def _subspace_fit(self, X, gen, codes=None):
+        """``(Z, active, fit_rows)``: ``Z`` is ``X`` itself (full rank) or its coordinates ``(n, k)`` in
+        the subspace (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used);
+        ``active`` (d,) bool marks the features that vary over the rows of ``X``; ``fit_rows`` (n,) bool
+        marks the rows the metric is fitted on (None: all of them).
 
         ``n_components=None``: a subspace only where :func:`subspace.uses_subspace` says so, of rank
-        :func:`subspace.auto_rank`; an int ``k``: always, of rank ``k``. The randomized range finder
-        (``d > EXACT_MAX_FEATURES`` only) draws from a generator spawned from ``gen``, so ``gen``'s own
-        stream is unchanged."""
+        :func:`subspace.auto_rank`; with labels ``codes`` the basis also spans the class means outside
+        it (:func:`subspace.class_mean_directions`, from the fit rows) and a stratified share of the
+        rows is held out for the check of :meth:`_subspace_finish` (:func:`subspace.holdout_split`).
+        An int ``k``: always, the top-``k`` principal directions. The randomized range finder
+        (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned from ``gen``, so
+        ``gen``'s own stream is unchanged."""
         self.subspace_ = self.subspace_mean_ = None
         n, d = X.shape
         self._check_n_components(d)
@@ -354,7 +358,7 @@ class MahalanobisLearner(BaseEstimator):
         k = self.n_components
         if k is None:
             if not _subspace.uses_subspace(n, n_active):
-                return X, active
+                return X, active, None
             k_fit = max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
         elif k > n and d > _subspace.EXACT_MAX_FEATURES:
             raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
@@ -364,32 +368,48 @@ class MahalanobisLearner(BaseEstimator):
         Xa = X if active.all() else X[:, active]
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
         mean_a, basis_a, var, total = _subspace.principal_subspace(Xa, k_fit, sub_rng)
+        fit_rows = None
         if k is None:
-            k = _subspace.auto_rank(var, total, n)
+            basis_a = basis_a[:_subspace.auto_rank(var, total, n)]
+            if codes is not None:
+                fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0])
+                fr = slice(None) if fit_rows is None else fit_rows
+                extra = _subspace.class_mean_directions(Xa[fr], codes[fr], mean_a, basis_a)
+                basis_a = np.vstack([basis_a, extra])
+            k = basis_a.shape[0]
         basis = np.zeros((k, d))
-        basis[:min(k, k_fit)][:, active] = basis_a[:k]      # k > active features: rows of zeros
+        basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
         mean = (X[0].toarray() if sp.issparse(X) else X[0]).ravel().astype(np.float64)   # constant columns
         mean[active] = mean_a
         self.subspace_mean_, self.subspace_ = mean, basis
-        return _subspace.project_rows(X, mean, basis), active
+        return _subspace.project_rows(X, mean, basis), active, fit_rows
 
-    def _subspace_finish(self, active, Z=None, codes=None):
-        """After the fit on the subspace coordinates ``Z``: ``components_`` composed with ``subspace_``
-        (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
-        :meth:`_subspace_fit`) back on the original features.
+    def _subspace_finish(self, active, Z=None, codes=None, fit_rows=None):
+        """After the fit on the subspace coordinates ``Z[fit_rows]``: ``components_`` composed with
+        ``subspace_`` (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``,
+        from :meth:`_subspace_fit`) back on the original features.
 
-        With ``n_components=None`` and labels ``codes``, the learned metric is kept only when its
-        leave-one-out 1-NN accuracy on the training points is at least the subspace's Euclidean one;
-        otherwise ``components_`` is the subspace's basis (``metric_choice_ = "subspace"``)."""
+        With ``n_components=None`` and labels ``codes``, the learned metric is kept only when its 1-NN
+        accuracy is at least the subspace's Euclidean one (``metric_choice_``, ``check_accuracy_``):
+        on the held-out rows (``~fit_rows``) against the fit rows, or leave-one-out on all rows when
+        there is no held-out part (classes too small to split)."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             self.n_components_ = self.components_.shape[0]
             return
         C = self.components_                                  # (r, k) on the subspace coordinates
         if self.n_components is None and codes is not None:
-            acc_learned = _subspace.loo_1nn_accuracy(Z @ C.T, codes)
-            acc_plain = _subspace.loo_1nn_accuracy(Z, codes)
-            self.loo_accuracy_ = {"learned": acc_learned, "subspace": acc_plain}
+            if fit_rows is None:
+                acc_learned = _subspace.loo_1nn_accuracy(Z @ C.T, codes)
+                acc_plain = _subspace.loo_1nn_accuracy(Z, codes)
+                how, n_check = "leave-one-out", Z.shape[0]
+            else:
+                fr, ho = fit_rows, ~fit_rows
+                acc_learned = _subspace.nn1_accuracy(Z[fr] @ C.T, codes[fr], Z[ho] @ C.T, codes[ho])
+                acc_plain = _subspace.nn1_accuracy(Z[fr], codes[fr], Z[ho], codes[ho])
+                how, n_check = "held-out", int(ho.sum())
+            self.check_accuracy_ = {"learned": acc_learned, "subspace": acc_plain, "how": how,
+                                    "n_rows": n_check}
             if acc_learned < acc_plain:
                 self.metric_choice_ = "subspace"
                 C = np.eye(self.subspace_.shape[0])

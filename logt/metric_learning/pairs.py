@@ -137,7 +137,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         i = np.arange(n, dtype=np.int64)
         gen = check_rng(self.rng)
         with single_threaded_blas():
-            Z, active_in = self._subspace_fit(X, gen)          # X itself unless a principal subspace is used
+            Z, active_in, _ = self._subspace_fit(X, gen)       # X itself unless a principal subspace is used
             Xs = self._scale_fit(Z)
             learn = self._learn_threshold
             oracle = MetricLearning.from_pairs(

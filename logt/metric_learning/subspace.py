@@ -15,7 +15,11 @@ implicitly (sparse input stays sparse). Memory ``O(n d)`` for the input plus
 ``O((n + d)(k + OVERSAMPLING))``; time ``O(n d (k + OVERSAMPLING) n_power_iter)``.
 
 :func:`auto_rank` is the default rank (``n_components=None``) of high-dimensional
-input; :func:`uses_subspace` says when the default works in a subspace at all.
+input; :func:`uses_subspace` says when the default works in a subspace at all. The
+default adds the class means' span outside the principal directions
+(:func:`class_mean_directions`) and checks the learned metric on held-out rows
+(:func:`holdout_split`, :func:`nn1_accuracy`; :func:`loo_1nn_accuracy` when the
+classes are too small to hold any out).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +27,7 @@ from scipy import linalg
 from scipy.linalg import blas
 
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
+           "nn1_accuracy", "class_mean_directions", "holdout_split", "HOLDOUT_FRAC", "HOLDOUT_MIN",
            "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE"]
 
 EXACT_MAX_FEATURES = 1024     # up to here: eigh of the (d, d) covariance (<= 8 MiB), exact
@@ -162,3 +167,68 @@ def loo_1nn_accuracy(Z, codes, block=512):
         D[np.arange(e - s), np.arange(s, e)] = np.inf
         hits += int(np.sum(codes[np.argmin(D, axis=1)] == codes[s:e]))
     return hits / n
+
+
+
+def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
+    """The span of the class means outside a basis: orthonormal rows ``(m, d)``, ``m <= C - 1``.
+
+    ``X`` (n, d; dense or sparse) with labels ``codes`` (n,) in ``0..C-1``, ``mean`` (d,) the centre,
+    ``basis`` (k, d) orthonormal rows. The class means about ``mean``, weighted by the square roots
+    of the class sizes (so they sum to zero: rank at most ``C - 1``), minus their parts in the basis;
+    the right singular vectors of what is left, those above ``rtol`` of the largest. The principal
+    subspace keeps the directions of largest spread, which on raw data can be features of large
+    scale and no class information; the class means are the first-order class information
+    (the span of Fisher's discriminant directions), at ``O(n d + C^2 d)``.
+    """
+    C = int(codes.max()) + 1
+    ind = sp.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))), shape=(C, codes.size))
+    counts = np.maximum(np.asarray(ind.sum(axis=1)).ravel(), 1.0)
+    S = ind @ X
+    M = (S.toarray() if sp.issparse(S) else np.asarray(S)) / counts[:, None] - mean
+    M *= np.sqrt(counts)[:, None]
+    for _ in range(2):                            # twice: orthogonal to the basis to rounding
+        M -= (M @ basis.T) @ basis
+    _, s, Vt = np.linalg.svd(M, full_matrices=False)
+    if s.size == 0 or not s[0] > 0.0:
+        return np.zeros((0, basis.shape[1]))
+    return Vt[s > rtol * s[0]][:max(C - 1, 0)]
+
+
+HOLDOUT_FRAC = 0.25           # the default's check: this share of each class held out
+HOLDOUT_MIN = 20              # fewer held-out rows than this: no split (leave-one-out check on all rows)
+
+
+def holdout_split(codes, gen, frac=HOLDOUT_FRAC, min_rows=HOLDOUT_MIN):
+    """Boolean mask (n,) of the rows the metric is fitted on, or None (no split).
+
+    ``floor(frac n_c)`` rows of each class ``c`` (drawn with ``gen``) are held out; None when
+    that holds out fewer than ``min_rows`` rows (too few for an accuracy that means anything).
+    """
+    counts = np.bincount(codes)
+    quota = np.floor(frac * counts).astype(np.int64)
+    if quota.sum() < min_rows:
+        return None
+    perm = gen.permutation(codes.size)
+    order = perm[np.argsort(codes[perm], kind="stable")]       # by class, random within a class
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    cls = codes[order]
+    rank = np.arange(codes.size) - start[cls]
+    fit = np.ones(codes.size, dtype=bool)
+    fit[order[rank < quota[cls]]] = False
+    return fit
+
+
+def nn1_accuracy(Zref, cref, Zq, cq, block=512):
+    """1-NN accuracy of the query rows ``Zq`` (m, k; labels ``cq``) against the references ``Zref``
+    (n, k; labels ``cref``): exact, blocked (memory ``O(n * block)``), ties to the lowest index."""
+    Zref = np.ascontiguousarray(Zref, dtype=np.float64)
+    Zq = np.ascontiguousarray(Zq, dtype=np.float64)
+    if Zq.shape[0] == 0 or Zref.shape[0] == 0:
+        return 0.0
+    sr = np.einsum("ij,ij->i", Zref, Zref)
+    hits = 0
+    for s in range(0, Zq.shape[0], block):
+        D = sr[None, :] - 2.0 * (Zq[s:s + block] @ Zref.T)
+        hits += int(np.sum(cref[np.argmin(D, axis=1)] == cq[s:s + block]))
+    return hits / Zq.shape[0]
