@@ -12,16 +12,11 @@ under the same load.
 """
 import scipy.sparse as sp
 
-from logt.bench.learners import _timed_fit
+from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
 __all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
-
-
-def _knn(Ztr, ytr, Zte, yte):
-    from sklearn.neighbors import KNeighborsClassifier
-    return [float(KNeighborsClassifier(k).fit(Ztr, ytr).score(Zte, yte)) for k in (1, 5)]
 
 
 def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):

@@ -149,25 +149,39 @@ def auto_rank(variances, total_variance, n_samples):
     return int(max(1, min(k, MAX_AUTO_RANK, n_samples - 1, v.size)))
 
 
+def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
+    """How many query rows ``Zq`` have a 1-NN in ``Zref`` of their own label; blocked (memory
+    ``O(n * block)``), ties to the lowest index; ``skip_self``: ``Zq`` is ``Zref`` and row ``i``
+    is not its own neighbour (leave-one-out)."""
+    Zref = np.ascontiguousarray(Zref, dtype=np.float64)
+    Zq = Zref if skip_self else np.ascontiguousarray(Zq, dtype=np.float64)
+    sr = np.einsum("ij,ij->i", Zref, Zref)
+    hits = 0
+    for s in range(0, Zq.shape[0], block):
+        e = min(Zq.shape[0], s + block)
+        D = sr[None, :] - 2.0 * (Zq[s:e] @ Zref.T)       # + ||q||^2, the same along a row: not needed
+        if skip_self:
+            D[np.arange(e - s), np.arange(s, e)] = np.inf
+        hits += int(np.sum(cref[np.argmin(D, axis=1)] == cq[s:e]))
+    return hits
+
+
 def loo_1nn_accuracy(Z, codes, block=512):
     """Leave-one-out 1-NN accuracy of the rows ``Z`` (n, k) with labels ``codes`` (n,).
 
     Exact, blocked (memory ``O(n * block)``), ties to the lowest index. Used by the
-    default to check a learned metric against the subspace's Euclidean one.
+    default's check when no rows can be held out.
     """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
     n = Z.shape[0]
-    if n < 2:
-        return 0.0
-    sq = np.einsum("ij,ij->i", Z, Z)
-    hits = 0
-    for s in range(0, n, block):
-        e = min(n, s + block)
-        D = sq[s:e, None] - 2.0 * (Z[s:e] @ Z.T) + sq[None, :]
-        D[np.arange(e - s), np.arange(s, e)] = np.inf
-        hits += int(np.sum(codes[np.argmin(D, axis=1)] == codes[s:e]))
-    return hits / n
+    return _nn1_hits(Z, codes, Z, codes, block, skip_self=True) / n if n >= 2 else 0.0
 
+
+def nn1_accuracy(Zref, cref, Zq, cq, block=512):
+    """1-NN accuracy of the query rows ``Zq`` (m, k; labels ``cq``) against the references ``Zref``
+    (n, k; labels ``cref``): exact, blocked (memory ``O(n * block)``), ties to the lowest index."""
+    if Zq.shape[0] == 0 or Zref.shape[0] == 0:
+        return 0.0
+    return _nn1_hits(Zref, cref, Zq, cq, block) / Zq.shape[0]
 
 
 def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
@@ -217,18 +231,3 @@ def holdout_split(codes, gen, frac=HOLDOUT_FRAC, min_rows=HOLDOUT_MIN):
     fit = np.ones(codes.size, dtype=bool)
     fit[order[rank < quota[cls]]] = False
     return fit
-
-
-def nn1_accuracy(Zref, cref, Zq, cq, block=512):
-    """1-NN accuracy of the query rows ``Zq`` (m, k; labels ``cq``) against the references ``Zref``
-    (n, k; labels ``cref``): exact, blocked (memory ``O(n * block)``), ties to the lowest index."""
-    Zref = np.ascontiguousarray(Zref, dtype=np.float64)
-    Zq = np.ascontiguousarray(Zq, dtype=np.float64)
-    if Zq.shape[0] == 0 or Zref.shape[0] == 0:
-        return 0.0
-    sr = np.einsum("ij,ij->i", Zref, Zref)
-    hits = 0
-    for s in range(0, Zq.shape[0], block):
-        D = sr[None, :] - 2.0 * (Zq[s:s + block] @ Zref.T)
-        hits += int(np.sum(cref[np.argmin(D, axis=1)] == cq[s:s + block]))
-    return hits / Zq.shape[0]
