@@ -48,3 +48,25 @@ def test_highdim_rows_against_direct_knn():
     assert all(0.0 <= r["acc1"] <= 1.0 and 0.0 <= r["acc5"] <= 1.0 for r in rows)
     table = format_section(rows)
     assert table.count("| tiny |") == 5 and "NCA time / this" in table
+
+
+def test_highdim_random_sweep_is_seeded_and_matches_direct_knn():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_highdim as LH
+    d1, X1, y1 = LH.random_problem(np.random.default_rng(3))
+    d2, X2, y2 = LH.random_problem(np.random.default_rng(3))
+    dense = X1.toarray() if hasattr(X1, "toarray") else X1
+    assert d1 == d2 and np.array_equal(dense, X2.toarray() if hasattr(X2, "toarray") else X2)
+    assert np.array_equal(y1, y2)
+    rows = LH.random_sweep(1, seed=3, log=lambda m: None)
+    assert len(rows) == 1 and rows[0]["problem"] == d1
+    Xtr, Xte, ytr, yte = train_test_split(X1, y1, test_size=0.3, stratify=y1, random_state=0)
+    est = MetricLearner(rng=0).fit(Xtr, ytr)
+    direct = KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["default"][0] == pytest.approx(direct)
+    assert rows[0]["euclid"][0] == pytest.approx(KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte))

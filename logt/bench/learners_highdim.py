@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
-__all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section"]
+__all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section", "random_problem", "random_sweep"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
 
@@ -80,8 +80,66 @@ def format_section(rows):
     return "### Metric learners on high-dimensional data\n\n" + "\n".join(lines) + "\n\n" + note
 
 
+def random_problem(rng):
+    """``(description, X, y)``: one wide problem of random kind and shape (dense with a few informative
+    directions, 200-4,000 features, sometimes heavy-tailed; raw-pixel digits on a 22-32 px canvas;
+    bag-of-words with 2,000-15,000 words), ``rng`` a ``numpy.random.Generator``."""
+    from logt.experiments import highdim_data as H
+    kind = ("dense", "dense", "digits", "bow")[int(rng.integers(4))]
+    if kind == "dense":
+        n, d = int(rng.integers(400, 2500)), int(rng.integers(200, 4000))
+        X, y = H.dense_classification(n, d, n_informative=int(rng.integers(3, 16)), n_classes=int(rng.integers(2, 8)),
+                                      class_sep=float(rng.uniform(0.7, 2.0)), heavy_tailed=bool(rng.random() < 0.3),
+                                      rng=int(rng.integers(2**31)))
+        return f"dense n={n} d={d}", X, y
+    if kind == "digits":
+        canvas = int(rng.integers(22, 33))
+        size = int(rng.integers(12, min(canvas - 4, 20)))
+        n = int(rng.integers(800, 3000))
+        X, y = H.shifted_digits(n, canvas=canvas, size=size,
+                                max_shift=int(min(rng.integers(1, 6), (canvas - size) // 2)),
+                                noise=float(rng.choice([0, 0.05, 0.15])), blur=float(rng.choice([0, 0.5, 1.0])),
+                                rng=int(rng.integers(2**31)))
+        return f"digits n={n} canvas={canvas}", X, y
+    n, d = int(rng.integers(500, 3000)), int(rng.integers(2000, 15000))
+    X, y = H.sparse_classification(n, d, n_classes=int(rng.integers(2, 8)), topic_share=float(rng.uniform(0.05, 0.3)),
+                                   rng=int(rng.integers(2**31)))
+    return f"bow n={n} d={d}", X, y
+
+
+def random_sweep(n_problems=24, seed=777, log=print):
+    """``MetricLearner()`` against Euclidean k-NN on :func:`random_problem` ``0..n_problems-1`` (one 70/30
+    split each, seed 0): rows ``dict(problem, euclid (1-NN, 5-NN), default (1-NN, 5-NN), choice,
+    seconds)``; ``python -m logt.bench.learners_highdim --random N``."""
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from logt import MetricLearner
+    from logt._threads import single_threaded_blas
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_problems):
+        desc, X, y = random_problem(g)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+        with single_threaded_blas():
+            est = MetricLearner(rng=0)
+            t = _timed_fit(est, Xtr, ytr)
+        r = dict(problem=desc, euclid=_knn(Xtr, ytr, Xte, yte), seconds=t, choice=est.metric_choice_,
+                 default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
+        log(f"{i:2d} {desc:28s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} default "
+            f"{r['default'][0]:.3f}/{r['default'][1]:.3f} ({r['choice']}, {t:.2f} s)")
+        rows.append(r)
+    worst = [min(a - b for a, b in zip(r["default"], r["euclid"])) for r in rows]
+    log(f"{len(rows)} problems: default >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
+        f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}")
+    return rows
+
+
 if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--all]
     import sys
+    if "--random" in sys.argv:
+        random_sweep(int(sys.argv[sys.argv.index("--random") + 1]))
+        sys.exit(0)
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
     names = list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) if all_sets else None
