@@ -50,6 +50,23 @@ def test_highdim_rows_against_direct_knn():
     assert table.count("| tiny |") == 5 and "NCA time / this" in table
 
 
+def test_highdim_split_means_average_the_single_split_rows():
+    pytest.importorskip("sklearn", reason="the high-dimensional rows use scikit-learn")
+    import numpy as np
+    from logt.bench.learners_highdim import evaluate_set, split_means
+    from logt.experiments.highdim_data import shifted_digits
+    X, y = shifted_digits(300, canvas=20, size=12, max_shift=2, rng=4)
+    table = split_means(["tiny"], n_splits=2, data={"tiny": (X, y)}, log=lambda m: None)
+    runs = [evaluate_set("tiny", X, y, rng=s) for s in range(2)]
+    lines = {line.split(" | ")[1]: line.split(" | ") for line in table.splitlines()[2:]}
+    assert list(lines) == [r["method"] for r in runs[0]]
+    for i, r in enumerate(runs[0]):
+        cells = lines[r["method"]]
+        assert float(cells[2]) == pytest.approx(np.mean([run[i]["acc1"] for run in runs]), abs=5e-4)
+        assert float(cells[3]) == pytest.approx(np.mean([run[i]["acc5"] for run in runs]), abs=5e-4)
+    assert lines["MetricLearner()"][5].endswith("x |") and lines["Euclidean"][4] == "-"
+
+
 def test_highdim_random_sweep_is_seeded_and_matches_direct_knn():
     pytest.importorskip("sklearn")
     import numpy as np

@@ -87,7 +87,8 @@ def test_n_components_shapes_and_identities(k):
 def test_default_high_d_constant_features_and_d_above_n():
     X, y = _classes(120, 400, 1, n_const=100)                      # d > n, 100 constant columns
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)
-    assert ml.subspace_ is not None and 1 <= ml.n_components_ <= S.MAX_AUTO_RANK
+    # the principal directions (at most MAX_AUTO_RANK) and the class means outside them (C - 1 = 2)
+    assert ml.subspace_ is not None and 1 <= ml.n_components_ <= S.MAX_AUTO_RANK + 2
     assert ml.components_.shape == (ml.n_components_, 400)
     np.testing.assert_array_equal(ml.components_[:, -100:], 0.0)   # constant features carry no weight
     assert ml.metric_choice_ in ("learned", "subspace")
@@ -191,6 +192,24 @@ def test_nn1_accuracy_against_bruteforce():
     cr, cq = g.integers(3, size=90), g.integers(3, size=37)
     D = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
     assert S.nn1_accuracy(R, cr, Q, cq, block=8) == pytest.approx(np.mean(cr[D.argmin(1)] == cq))
+
+
+def test_check_keeps_the_learned_metric_exactly_when_its_held_out_accuracy_is_at_least_the_subspaces():
+    from sklearn.neighbors import KNeighborsClassifier
+    from logt._rng import check_rng
+    from logt.experiments.highdim_data import dense_classification
+    for seed in range(4):                    # measured: subspace, learned, subspace, learned (a tie)
+        X, y = dense_classification(500, 300, n_informative=4, n_classes=3, class_sep=0.8, rng=seed)
+        ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
+        c = ml.check_accuracy_
+        assert set(c) == {"learned", "subspace", "how", "n_rows"} and c["how"] == "held-out"
+        _, _, fr = MetricLearner(rng=seed)._subspace_fit(X, check_rng(seed), y.astype(np.intp))
+        Z = (X - ml.subspace_mean_) @ ml.subspace_.T
+        ref = KNeighborsClassifier(1).fit(Z[fr], y[fr]).score(Z[~fr], y[~fr])
+        assert c["subspace"] == pytest.approx(ref) and c["n_rows"] == (~fr).sum()
+        assert ml.metric_choice_ == ("learned" if c["learned"] >= c["subspace"] else "subspace")
+        if ml.metric_choice_ == "subspace":
+            np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
 
 
 def _low_variance_signal(n, rng):

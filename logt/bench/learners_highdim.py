@@ -14,7 +14,8 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
-__all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section", "random_problem", "random_sweep"]
+__all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section", "split_means", "random_problem",
+           "random_sweep"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
 
@@ -80,6 +81,35 @@ def format_section(rows):
     return "### Metric learners on high-dimensional data\n\n" + "\n".join(lines) + "\n\n" + note
 
 
+def split_means(names, n_splits=10, data=None, log=print):
+    """Means over the splits (seeds) ``0..n_splits-1`` of :func:`evaluate_set`'s accuracies, median fit
+    times and the median of the per-split ratios NCA / default: one Markdown table
+    (``python -m logt.bench.learners_highdim --all --splits 10``). ``data``: name -> ``(X, y)``
+    (default: the sets of :mod:`logt.experiments.highdim_data`)."""
+    import numpy as np
+
+    if data is None:
+        from logt.experiments import highdim_data as H
+        data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
+    head = ["data", "method", "1-NN", "5-NN", "median fit time", "NCA time / this (median)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for name in names:
+        X, y = data[name]
+        runs = [evaluate_set(name, X, y, rng=s) for s in range(n_splits)]
+        log(f"  {name}: {n_splits} splits")
+        for i, r0 in enumerate(runs[0]):
+            rs = [run[i] for run in runs]
+            secs = [r["seconds"] for r in rs]
+            ratio = "-"
+            if r0["method"].startswith("MetricLearner") and any(q["method"].startswith("NCA") for q in runs[0]):
+                nca = [next(q for q in run if q["method"].startswith("NCA"))["seconds"] for run in runs]
+                ratio = f"{np.median([a / b for a, b in zip(nca, secs)]):.1f}x"
+            lines.append("| " + " | ".join([
+                name, r0["method"], f"{np.mean([r['acc1'] for r in rs]):.3f}", f"{np.mean([r['acc5'] for r in rs]):.3f}",
+                "-" if secs[0] is None else f"{np.median(secs):.2f} s", ratio]) + " |")
+    return "\n".join(lines)
+
+
 def random_problem(rng):
     """``(description, X, y)``: one wide problem of random kind and shape (dense with a few informative
     directions, 200-4,000 features, sometimes heavy-tailed; raw-pixel digits on a 22-32 px canvas;
@@ -135,7 +165,7 @@ def random_sweep(n_problems=24, seed=777, log=print):
     return rows
 
 
-if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--all]
+if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--all] [--splits N] | --random N
     import sys
     if "--random" in sys.argv:
         random_sweep(int(sys.argv[sys.argv.index("--random") + 1]))
@@ -143,4 +173,7 @@ if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
     names = list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) if all_sets else None
-    print(section(sets=names)[0])
+    if "--splits" in sys.argv:
+        print(split_means(names or list(HIGHDIM_SETS), int(sys.argv[sys.argv.index("--splits") + 1])))
+    else:
+        print(section(sets=names)[0])
