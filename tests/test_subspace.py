@@ -194,22 +194,36 @@ def test_nn1_accuracy_against_bruteforce():
     assert S.nn1_accuracy(R, cr, Q, cq, block=8) == pytest.approx(np.mean(cr[D.argmin(1)] == cq))
 
 
-def test_check_keeps_the_learned_metric_exactly_when_its_held_out_accuracy_is_at_least_the_subspaces():
+@pytest.mark.parametrize("seed, heavy, informative", [(0, False, 4), (1, False, 4), (3, False, 4),
+                                                     (0, True, 8), (2, True, 8)])
+def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy, informative):
+    # measured choices: subspace, learned, learned (a tie with the subspace), euclidean, euclidean
     from sklearn.neighbors import KNeighborsClassifier
     from logt._rng import check_rng
     from logt.experiments.highdim_data import dense_classification
-    for seed in range(4):                    # measured: subspace, learned, subspace, learned (a tie)
-        X, y = dense_classification(500, 300, n_informative=4, n_classes=3, class_sep=0.8, rng=seed)
-        ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
-        c = ml.check_accuracy_
-        assert set(c) == {"learned", "subspace", "how", "n_rows"} and c["how"] == "held-out"
-        _, _, fr = MetricLearner(rng=seed)._subspace_fit(X, check_rng(seed), y.astype(np.intp))
-        Z = (X - ml.subspace_mean_) @ ml.subspace_.T
-        ref = KNeighborsClassifier(1).fit(Z[fr], y[fr]).score(Z[~fr], y[~fr])
-        assert c["subspace"] == pytest.approx(ref) and c["n_rows"] == (~fr).sum()
-        assert ml.metric_choice_ == ("learned" if c["learned"] >= c["subspace"] else "subspace")
-        if ml.metric_choice_ == "subspace":
-            np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
+    n_classes = 4 if heavy else 3
+    X, y = dense_classification(400 if heavy else 500, 250 if heavy else 300, n_informative=informative,
+                                n_classes=n_classes, class_sep=1.0 if heavy else 0.8, heavy_tailed=heavy, rng=seed)
+    ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
+    c = ml.check_accuracy_
+    assert set(c) == {"learned", "subspace", "euclidean", "how", "n_rows"} and c["how"] == "held-out"
+    _, active, fr = MetricLearner(rng=seed)._subspace_fit(X, check_rng(seed), y.astype(np.intp))
+
+    def held_out_1nn(Z):
+        return KNeighborsClassifier(1).fit(Z[fr], y[fr]).score(Z[~fr], y[~fr])
+    assert c["n_rows"] == (~fr).sum()
+    assert c["subspace"] == pytest.approx(held_out_1nn((X - ml.subspace_mean_) @ ml.subspace_.T))
+    assert c["euclidean"] == pytest.approx(held_out_1nn(X))
+    if c["euclidean"] > max(c["learned"], c["subspace"]):
+        assert ml.metric_choice_ == "euclidean"
+        np.testing.assert_array_equal(ml.components_, np.eye(X.shape[1])[active])
+        np.testing.assert_allclose(ml.transform(X[:20]), X[:20, active], atol=0)
+    elif c["learned"] >= c["subspace"]:
+        assert ml.metric_choice_ == "learned"
+        assert c["learned"] == pytest.approx(held_out_1nn(ml.transform(X)))
+    else:
+        assert ml.metric_choice_ == "subspace"
+        np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
 
 
 def _low_variance_signal(n, rng):

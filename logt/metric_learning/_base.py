@@ -384,36 +384,45 @@ class MahalanobisLearner(BaseEstimator):
         self.subspace_mean_, self.subspace_ = mean, basis
         return _subspace.project_rows(X, mean, basis), active, fit_rows
 
-    def _subspace_finish(self, active, Z=None, codes=None, fit_rows=None):
+    def _subspace_finish(self, active, Z=None, codes=None, fit_rows=None, X=None):
         """After the fit on the subspace coordinates ``Z[fit_rows]``: ``components_`` composed with
         ``subspace_`` (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``,
         from :meth:`_subspace_fit`) back on the original features.
 
-        With ``n_components=None`` and labels ``codes``, the learned metric is kept only when its 1-NN
-        accuracy is at least the subspace's Euclidean one (``metric_choice_``, ``check_accuracy_``):
-        on the held-out rows (``~fit_rows``) against the fit rows, or leave-one-out on all rows when
-        there is no held-out part (classes too small to split)."""
+        With ``n_components=None`` and labels ``codes``, the check compares 1-NN accuracies: on the
+        held-out rows (``~fit_rows``) against the fit rows, or leave-one-out on all rows when there is
+        no held-out part (classes too small to split). The learned metric is kept when it is at least
+        the subspace's Euclidean one; plain Euclidean distances on the raw input ``X`` (dense and small
+        enough, :func:`subspace.euclidean_candidate`) replace both when strictly more accurate
+        (``metric_choice_``, ``check_accuracy_``)."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             self.n_components_ = self.components_.shape[0]
             return
         C = self.components_                                  # (r, k) on the subspace coordinates
+        comps = None
         if self.n_components is None and codes is not None:
+            raw = X is not None and _subspace.euclidean_candidate(X, active)
+            Xa = (X[:, active] if not active.all() else X) if raw else None
             if fit_rows is None:
-                acc_learned = _subspace.loo_1nn_accuracy(Z @ C.T, codes)
-                acc_plain = _subspace.loo_1nn_accuracy(Z, codes)
+                acc = lambda A: _subspace.loo_1nn_accuracy(A, codes)
                 how, n_check = "leave-one-out", Z.shape[0]
             else:
                 fr, ho = fit_rows, ~fit_rows
-                acc_learned = _subspace.nn1_accuracy(Z[fr] @ C.T, codes[fr], Z[ho] @ C.T, codes[ho])
-                acc_plain = _subspace.nn1_accuracy(Z[fr], codes[fr], Z[ho], codes[ho])
+                acc = lambda A: _subspace.nn1_accuracy(A[fr], codes[fr], A[ho], codes[ho])
                 how, n_check = "held-out", int(ho.sum())
-            self.check_accuracy_ = {"learned": acc_learned, "subspace": acc_plain, "how": how,
-                                    "n_rows": n_check}
-            if acc_learned < acc_plain:
+            a = {"learned": acc(Z @ C.T), "subspace": acc(Z)}
+            if raw:
+                a["euclidean"] = acc(Xa)
+            self.check_accuracy_ = {**a, "how": how, "n_rows": n_check}
+            if a["learned"] < a["subspace"]:
                 self.metric_choice_ = "subspace"
                 C = np.eye(self.subspace_.shape[0])
-        comps = C @ self.subspace_
+            if raw and a["euclidean"] > max(a["learned"], a["subspace"]):
+                self.metric_choice_ = "euclidean"
+                comps = _subspace.selection_rows(active)
+        if comps is None:
+            comps = C @ self.subspace_
         k = self.subspace_.shape[0]
         if self.n_components is not None and comps.shape[0] < k:      # rank < k: rows of zeros
             comps = np.vstack([comps, np.zeros((k - comps.shape[0], comps.shape[1]))])

@@ -27,7 +27,8 @@ from scipy import linalg
 from scipy.linalg import blas
 
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
-           "nn1_accuracy", "class_mean_directions", "holdout_split", "HOLDOUT_FRAC", "HOLDOUT_MIN",
+           "nn1_accuracy", "class_mean_directions", "holdout_split", "euclidean_candidate", "selection_rows",
+           "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN",
            "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE"]
 
 EXACT_MAX_FEATURES = 1024     # up to here: eigh of the (d, d) covariance (<= 8 MiB), exact
@@ -35,6 +36,8 @@ OVERSAMPLING = 16
 MAX_AUTO_RANK = 64            # the default rank's cap (n_components=None)
 MIN_AUTO_RANK = 16            # ... and its floor (one dominant feature must not collapse the subspace)
 AUTO_VARIANCE = 0.95          # the default rank: the fewest directions holding this share of the variance
+# the check's plain-Euclidean candidate: dense input whose (n_active, d) feature selection has at most this many entries
+EUCLIDEAN_MAX_ENTRIES = EXACT_MAX_FEATURES ** 2
 
 
 def _col_mean(X):
@@ -207,6 +210,21 @@ def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
     if s.size == 0 or not s[0] > 0.0:
         return np.zeros((0, basis.shape[1]))
     return Vt[s > rtol * s[0]][:max(C - 1, 0)]
+
+
+def euclidean_candidate(X, active):
+    """Whether the default's check also tries plain Euclidean distances on ``X`` (n, d): dense input with
+    ``active`` (d,) varying features whose selection matrix, ``components_`` if it is chosen, has at most
+    ``EUCLIDEAN_MAX_ENTRIES`` entries (8 MiB)."""
+    return not sp.issparse(X) and int(np.sum(active)) * X.shape[1] <= EUCLIDEAN_MAX_ENTRIES
+
+
+def selection_rows(active):
+    """``(n_active, d)``: the rows of the identity at the varying features; ``X @ rows.T`` keeps them."""
+    idx = np.flatnonzero(active)
+    E = np.zeros((idx.size, np.size(active)))
+    E[np.arange(idx.size), idx] = 1.0
+    return E
 
 
 HOLDOUT_FRAC = 0.25           # the default's check: this share of each class held out

@@ -102,7 +102,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
         64) plus the span of the class means outside them (at most ``n_classes - 1`` directions). The
         metric is then learned on 75% of each class and kept only if its 1-NN accuracy on the other
-        25% is at least the subspace's Euclidean one (``metric_choice_``, ``check_accuracy_``).
+        25% is at least the subspace's Euclidean one; on dense input of at most 1,024 x 1,024 (varying
+        x all) features, plain Euclidean distances replace both when strictly more accurate there
+        (``metric_choice_``, ``check_accuracy_``).
         See ``docs/guide/high-dimensional.md``.
     whiten
         "targets" (default) or None. "targets": after the scaling, dense input is mapped so
@@ -145,11 +147,12 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (k, d) and (d,), the principal subspace the metric was learned on, or None (full rank). With a
         subspace, ``center_``, ``scale_`` and ``whitening_`` refer to its ``k`` coordinates.
     metric_choice_
-        "learned", or "subspace" when the default kept the subspace's Euclidean metric.
+        "learned"; "subspace" when the default kept the subspace's Euclidean metric; "euclidean"
+        when it kept plain Euclidean distances (``components_`` then selects the varying features).
     check_accuracy_
-        dict (default on wide input only): the 1-NN accuracies of the check, ``learned`` and
-        ``subspace``, ``how`` ("held-out", or "leave-one-out" when the classes are too small to hold
-        out 20 rows) and ``n_rows`` checked.
+        dict (default on wide input only): the 1-NN accuracies of the check, ``learned``,
+        ``subspace`` and (dense input, see above) ``euclidean``, ``how`` ("held-out", or
+        "leave-one-out" when the classes are too small to hold out 20 rows) and ``n_rows`` checked.
     components_
         (rank, d), ``L`` with ``W = L^T L`` on the original features
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
@@ -300,7 +303,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self._minimize(oracle, gen)
-            self._subspace_finish(active_in, Zall, codes_all, fit_rows)
+            self._subspace_finish(active_in, Zall, codes_all, fit_rows, X)
         return self
 
     def _whiten_fit(self, Xs, codes, seed):
