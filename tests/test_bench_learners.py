@@ -67,6 +67,28 @@ def test_highdim_split_means_average_the_single_split_rows():
     assert lines["MetricLearner()"][5].endswith("x |") and lines["Euclidean"][4] == "-"
 
 
+class _Draws:
+    """A stand-in Generator that returns queued draws (integers, uniform, random) in order."""
+
+    def __init__(self, *values):
+        self.values = list(values)
+
+    def _next(self, *args, **kwargs):
+        return self.values.pop(0)
+
+    integers = uniform = random = _next
+
+
+def test_random_problem_gives_enough_informative_directions_for_its_classes():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from logt.bench.learners_highdim import random_problem
+    # dense, n = 400, d = 200, 3 informative directions drawn for 7 classes (make_classification needs
+    # 2 * 7 <= 2**n_informative: the generator raises it to 4), class_sep, light tails, data seed
+    desc, X, y = random_problem(_Draws(0, 400, 200, 3, 7, 1.0, 0.9, 5))
+    assert desc == "dense n=400 d=200" and X.shape == (400, 200) and np.unique(y).size == 7
+
+
 def test_highdim_random_sweep_is_seeded_and_matches_direct_knn():
     pytest.importorskip("sklearn")
     import numpy as np
