@@ -169,10 +169,11 @@ def random_sweep(n_problems=24, seed=777, log=print):
     return rows
 
 
-if __name__ == "__main__":           # python -m logt.bench.learners_highdim [--all] [--splits N] | --random N
+if __name__ == "__main__":   # python -m logt.bench.learners_highdim [--all] [--splits N] | --random N [--seed S]
     import sys
     if "--random" in sys.argv:
-        random_sweep(int(sys.argv[sys.argv.index("--random") + 1]))
+        seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 777
+        random_sweep(int(sys.argv[sys.argv.index("--random") + 1]), seed=seed)
         sys.exit(0)
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
