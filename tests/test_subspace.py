@@ -226,6 +226,18 @@ def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy
         np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
 
 
+def test_leave_one_out_check_with_the_euclidean_candidate_against_bruteforce():
+    X, y = _classes(45, 200, 7)                          # 15 per class: too few to hold 20 rows out
+    ml = MetricLearner(rng=0, T=20_000).fit(X, y)
+    c = ml.check_accuracy_
+    assert c["how"] == "leave-one-out" and c["n_rows"] == 45
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    assert c["euclidean"] == pytest.approx(np.mean(y[D.argmin(1)] == y))
+    best = max(c, key=lambda k: c[k] if k in ("learned", "subspace", "euclidean") else -1)
+    assert c[ml.metric_choice_] == c[best]
+
+
 def _low_variance_signal(n, rng):
     """199 features of spread 10 and no class information, one of spread ~5 that holds the classes."""
     g = np.random.default_rng(rng)
