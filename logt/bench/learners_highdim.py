@@ -39,10 +39,10 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
                        (f"MetricLearner(n_components={k})", MetricLearner(n_components=k, rng=rng))):
         t = _timed_fit(est, Xtr, ytr)
         note = f"rank {est.n_components_}, {est.n_projections_} projections"
-        if est.subspace_ is not None and est.n_components is None and est.metric_choice_ == "euclidean":
-            note += ", plain Euclidean distances on the varying features (the check's choice)"
-        elif est.subspace_ is not None and est.n_components is None:
-            note += (f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal and "
+        if est.subspace_ is not None and est.n_components is None:
+            note += (", plain Euclidean distances on the varying features (the check's choice)"
+                     if est.metric_choice_ == "euclidean" else
+                     f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal and "
                      "class means)")
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))

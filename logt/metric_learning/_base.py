@@ -169,6 +169,11 @@ def check_labels(y, n, name="y"):
     return y, classes, codes
 
 
+def _active_columns(X, active):
+    """``X`` restricted to the features marked by ``active`` (X itself when all are)."""
+    return X if active.all() else X[:, active]
+
+
 def varying_features(X):
     """(d,) bool: the columns of ``X`` (dense or CSR) that are not exactly constant over its rows.
 
@@ -365,7 +370,7 @@ class MahalanobisLearner(BaseEstimator):
                              f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
         else:
             k_fit = min(k, n_active)
-        Xa = X if active.all() else X[:, active]
+        Xa = _active_columns(X, active)
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
         mean_a, basis_a, var, total = _subspace.principal_subspace(Xa, k_fit, sub_rng)
         fit_rows = None
@@ -400,10 +405,8 @@ class MahalanobisLearner(BaseEstimator):
             self.n_components_ = self.components_.shape[0]
             return
         C = self.components_                                  # (r, k) on the subspace coordinates
-        comps = None
         if self.n_components is None and codes is not None:
             raw = X is not None and _subspace.euclidean_candidate(X, active)
-            Xa = (X[:, active] if not active.all() else X) if raw else None
             if fit_rows is None:
                 acc = lambda A: _subspace.loo_1nn_accuracy(A, codes)
                 how, n_check = "leave-one-out", Z.shape[0]
@@ -413,15 +416,17 @@ class MahalanobisLearner(BaseEstimator):
                 how, n_check = "held-out", int(ho.sum())
             a = {"learned": acc(Z @ C.T), "subspace": acc(Z)}
             if raw:
-                a["euclidean"] = acc(Xa)
+                a["euclidean"] = acc(_active_columns(X, active))
             self.check_accuracy_ = {**a, "how": how, "n_rows": n_check}
-            if a["learned"] < a["subspace"]:
-                self.metric_choice_ = "subspace"
-                C = np.eye(self.subspace_.shape[0])
             if raw and a["euclidean"] > max(a["learned"], a["subspace"]):
                 self.metric_choice_ = "euclidean"
-                comps = _subspace.selection_rows(active)
-        if comps is None:
+            elif a["learned"] < a["subspace"]:
+                self.metric_choice_ = "subspace"
+        if self.metric_choice_ == "euclidean":
+            comps = _subspace.selection_rows(active)
+        elif self.metric_choice_ == "subspace":
+            comps = self.subspace_.copy()
+        else:
             comps = C @ self.subspace_
         k = self.subspace_.shape[0]
         if self.n_components is not None and comps.shape[0] < k:      # rank < k: rows of zeros

@@ -272,7 +272,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                              "(a similar pair); every label in y is unique")
         gen = check_rng(self.rng)
         with single_threaded_blas():
-            Z, active_in, fit_rows = self._subspace_fit(X, gen, codes)          # X itself unless a principal subspace is used
+            Z, active_in, fit_rows = self._subspace_fit(X, gen, codes)   # Z is X unless a subspace is used
         if self.loss == "triplets" and sp.issparse(Z):
             raise TypeError("loss='triplets' needs dense X; densify it (X.toarray()), use loss='pairs', or "
                             "n_components (the subspace coordinates are dense)")
