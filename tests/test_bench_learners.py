@@ -36,18 +36,28 @@ def test_repeated_splits_table():
 def test_highdim_rows_against_direct_knn():
     pytest.importorskip("sklearn", reason="the high-dimensional rows use scikit-learn")
     from sklearn.model_selection import train_test_split
-    from sklearn.neighbors import KNeighborsClassifier
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier, NeighborhoodComponentsAnalysis
     from logt.bench.learners_highdim import evaluate_set, format_section
     from logt.experiments.highdim_data import shifted_digits
     X, y = shifted_digits(400, canvas=20, size=12, max_shift=2, rng=3)
     rows = evaluate_set("tiny", X, y, n_components=16, nca=True)
     assert [r["method"] for r in rows] == ["Euclidean", "PCA(16)", "MetricLearner()", "NCA(16)",
-                                           "MetricLearner(n_components=16)"]
+                                           "NCA(16), X / max|X|", "MetricLearner(n_components=16)"]
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     assert rows[0]["acc1"] == KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte)
     assert all(0.0 <= r["acc1"] <= 1.0 and 0.0 <= r["acc5"] <= 1.0 for r in rows)
+    # the rescaled NCA: the same estimator on X / max|X_train|, its map applied to the rescaled test rows
+    s = np.abs(Xtr).max()
+    nca = NeighborhoodComponentsAnalysis(n_components=16, max_iter=50, random_state=0).fit(Xtr / s, ytr)
+    Z, Zt = nca.transform(Xtr / s), nca.transform(Xte / s)
+    assert rows[4]["acc1"] == KNeighborsClassifier(1).fit(Z, ytr).score(Zt, yte)
+    assert rows[4]["n_iter"] == nca.n_iter_ and f"stopped after {nca.n_iter_}" in rows[4]["note"]
     table = format_section(rows)
-    assert table.count("| tiny |") == 5 and "NCA time / this" in table
+    assert table.count("| tiny |") == 6 and "| rescaled NCA time / this |" in table
+    cells = next(line for line in table.splitlines() if "| MetricLearner() |" in line).split(" | ")
+    ratio = rows[4]["seconds"] / rows[2]["seconds"]
+    assert cells[6] == f"{ratio:.1f}x"
 
 
 def test_highdim_split_means_average_the_single_split_rows():
@@ -64,7 +74,8 @@ def test_highdim_split_means_average_the_single_split_rows():
         cells = lines[r["method"]]
         assert float(cells[2]) == pytest.approx(np.mean([run[i]["acc1"] for run in runs]), abs=5e-4)
         assert float(cells[3]) == pytest.approx(np.mean([run[i]["acc5"] for run in runs]), abs=5e-4)
-    assert lines["MetricLearner()"][5].endswith("x |") and lines["Euclidean"][4] == "-"
+    assert lines["MetricLearner()"][5].endswith("x") and lines["MetricLearner()"][6].endswith("x |")
+    assert lines["Euclidean"][4] == "-" and lines["Euclidean"][5] == "-"
 
 
 class _Draws:

@@ -4,12 +4,17 @@ Sets from :mod:`logt.experiments.highdim_data` (raw-pixel digits on a 28 x 28 ca
 dense data with a few informative directions among thousands, sparse bag-of-words),
 70/30 stratified split (seed 0), no preprocessing. Contenders: Euclidean k-NN,
 PCA (64 directions) + k-NN, scikit-learn's ``NeighborhoodComponentsAnalysis``
-(``n_components=64``, ``max_iter=50``; dense input only), ``MetricLearner()``
-(the default) and ``MetricLearner(n_components=64)``. k-NN accuracy (1 and 5
-neighbours) on the learned map; fit time of the metric only, the learners' fits
-interleaved with NCA's in the same run, so the ratio NCA / default is measured
-under the same load.
+(``n_components=64``, ``max_iter=50``; dense input only) twice: on the raw input
+(as the other contenders) and on the input divided by one factor, ``max |X|`` of the
+training rows (a common rescaling, e.g. 8-bit pixels / 255, which changes neither the
+model class nor k-NN's neighbours but starts NCA's optimizer where its softmax is not
+saturated: on raw 0..255 pixels it stops after one iteration, at its PCA
+initialization), ``MetricLearner()`` (the default) and ``MetricLearner(n_components=64)``.
+k-NN accuracy (1 and 5 neighbours) on the learned map; fit time of the metric only,
+the learners' fits interleaved with NCA's in the same run, so the ratios NCA /
+default are measured under the same load.
 """
+import numpy as np
 import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
@@ -47,11 +52,21 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):
-            m = NeighborhoodComponentsAnalysis(n_components=k, max_iter=50, random_state=rng)
-            t = _timed_fit(m, Xtr, ytr)
-            rows.append(dict(dataset=name, method=f"NCA({k})", seconds=t, note="max_iter=50",
-                             **dict(zip(("acc1", "acc5"), _knn(m.transform(Xtr), ytr, m.transform(Xte), yte)))))
+            s = float(np.abs(Xtr).max()) or 1.0
+            for method, f in ((f"NCA({k})", 1.0), (f"NCA({k}), X / max|X|", s)):
+                m = NeighborhoodComponentsAnalysis(n_components=k, max_iter=50, random_state=rng)
+                t = _timed_fit(m, Xtr / f, ytr)
+                note = f"max_iter=50, stopped after {m.n_iter_}" + ("" if f == 1.0 else f", input / {s:.3g}")
+                rows.append(dict(dataset=name, method=method, seconds=t, note=note, n_iter=int(m.n_iter_),
+                                 **dict(zip(("acc1", "acc5"),
+                                            _knn(m.transform(Xtr / f), ytr, m.transform(Xte / f), yte)))))
     return rows
+
+
+def _nca_row(rows, dataset, rescaled):
+    """The raw-input (``rescaled=False``) or rescaled NCA row of ``dataset``, or None."""
+    return next((q for q in rows if q["dataset"] == dataset and q["method"].startswith("NCA")
+                 and q["method"].endswith("max|X|") == rescaled), None)
 
 
 def section(quick=False, log=print, sets=None):
@@ -68,16 +83,17 @@ def section(quick=False, log=print, sets=None):
 
 
 def format_section(rows):
-    head = ["data", "method", "1-NN", "5-NN", "fit time", "NCA time / this", "note"]
+    head = ["data", "method", "1-NN", "5-NN", "fit time", "NCA time / this", "rescaled NCA time / this", "note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
-        nca = next((q for q in rows if q["dataset"] == r["dataset"] and q["method"].startswith("NCA")), None)
-        ratio = "-"
-        if nca and r["method"].startswith("MetricLearner") and r["seconds"]:
-            ratio = f"{nca['seconds'] / r['seconds']:.1f}x"
+        ratios = []
+        for rescaled in (False, True):
+            nca = _nca_row(rows, r["dataset"], rescaled)
+            ok = nca is not None and r["method"].startswith("MetricLearner") and r["seconds"]
+            ratios.append(f"{nca['seconds'] / r['seconds']:.1f}x" if ok else "-")
         lines.append("| " + " | ".join([
             r["dataset"], r["method"], f"{r['acc1']:.3f}", f"{r['acc5']:.3f}",
-            "-" if r["seconds"] is None else f"{r['seconds']:.2f} s", ratio, r["note"]]) + " |")
+            "-" if r["seconds"] is None else f"{r['seconds']:.2f} s", *ratios, r["note"]]) + " |")
     note = ("Sets from logt.experiments.highdim_data (raw values, no preprocessing), 70/30 stratified split, "
             "seed 0; fit times on one BLAS thread, one run, the learners interleaved with NCA.")
     return "### Metric learners on high-dimensional data\n\n" + "\n".join(lines) + "\n\n" + note
@@ -85,15 +101,14 @@ def format_section(rows):
 
 def split_means(names, n_splits=10, data=None, log=print):
     """Means over the splits (seeds) ``0..n_splits-1`` of :func:`evaluate_set`'s accuracies, median fit
-    times and the median of the per-split ratios NCA / default: one Markdown table
-    (``python -m logt.bench.learners_highdim --all --splits 10``). ``data``: name -> ``(X, y)``
+    times and the medians of the per-split ratios NCA / default (NCA on raw and on rescaled input): one
+    Markdown table (``python -m logt.bench.learners_highdim --all --splits 10``). ``data``: name -> ``(X, y)``
     (default: the sets of :mod:`logt.experiments.highdim_data`)."""
-    import numpy as np
-
     if data is None:
         from logt.experiments import highdim_data as H
         data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
-    head = ["data", "method", "1-NN", "5-NN", "median fit time", "NCA time / this (median)"]
+    head = ["data", "method", "1-NN", "5-NN", "median fit time", "NCA time / this (median)",
+            "rescaled NCA time / this (median)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for name in names:
         X, y = data[name]
@@ -102,13 +117,15 @@ def split_means(names, n_splits=10, data=None, log=print):
         for i, r0 in enumerate(runs[0]):
             rs = [run[i] for run in runs]
             secs = [r["seconds"] for r in rs]
-            ratio = "-"
-            if r0["method"].startswith("MetricLearner") and any(q["method"].startswith("NCA") for q in runs[0]):
-                nca = [next(q for q in run if q["method"].startswith("NCA"))["seconds"] for run in runs]
-                ratio = f"{np.median([a / b for a, b in zip(nca, secs)]):.1f}x"
+            ratios = []
+            for rescaled in (False, True):
+                ratios.append("-")
+                if r0["method"].startswith("MetricLearner") and _nca_row(runs[0], name, rescaled) is not None:
+                    nca = [_nca_row(run, name, rescaled)["seconds"] for run in runs]
+                    ratios[-1] = f"{np.median([a / b for a, b in zip(nca, secs)]):.1f}x"
             acc1, acc5 = np.mean([r["acc1"] for r in rs]), np.mean([r["acc5"] for r in rs])
             lines.append("| " + " | ".join([name, r0["method"], f"{acc1:.3f}", f"{acc5:.3f}",
-                                            "-" if secs[0] is None else f"{np.median(secs):.2f} s", ratio]) + " |")
+                                            "-" if secs[0] is None else f"{np.median(secs):.2f} s", *ratios]) + " |")
     return "\n".join(lines)
 
 
@@ -145,7 +162,6 @@ def random_sweep(n_problems=24, seed=777, log=print):
     """``MetricLearner()`` against Euclidean k-NN on :func:`random_problem` ``0..n_problems-1`` (one 70/30
     split each, seed 0): rows ``dict(problem, euclid (1-NN, 5-NN), default (1-NN, 5-NN), choice,
     seconds)``; ``python -m logt.bench.learners_highdim --random N``."""
-    import numpy as np
     from sklearn.model_selection import train_test_split
 
     from logt import MetricLearner
