@@ -81,6 +81,57 @@ def test_divergence_guard_never_fires_on_convergent_runs():
     assert DIVERGENCE_FACTOR >= 100
 
 
+class ScaledDrawsOracle:
+    """``F(w) = 0.5 ||w - 1||^2`` whose successive mean gradients are scaled by ``scales`` (then 1): a sparse
+    loss's mini-batch mean can come out far below the true gradient (a triplet loss whose sampled triplets
+    are all but inactive)."""
+    shape = (3,)
+    lam = 1.0
+
+    def __init__(self, scales):
+        self.scales = list(scales)
+
+    def mean_grad(self, w, B, rng, out=None):
+        s = self.scales.pop(0) if self.scales else 1.0
+        return s * (w - 1.0)
+
+
+def test_divergence_guard_scale_is_the_largest_gradient_drawn_at_x0():
+    """With the first mean gradient as the scale (1e-5 x ||grad F(x0)||), the bound 1000 x 1.7e-5 / lam
+    = 0.017 called the optimum, 1.7 away from x0, "diverged"; the largest drawn at x0 is the scale now,
+    and gradients drawn elsewhere do not loosen it."""
+    from types import SimpleNamespace
+    from logt._run import Run
+    o = ScaledDrawsOracle([1e-5, 1.0, 0.5])
+    run = Run(SimpleNamespace(name="probe"), o, EuclideanBall(3, 1e9), 100, L=1.0, lam=1.0, G=None,
+              rng=np.random.default_rng(0), x0=np.zeros(3))
+    x0 = run.setup(np.zeros(3))
+    out = np.empty(3)
+    for _ in range(3):
+        run.grad(x0, 4, out)
+    run.grad(x0 + 1e6, 4, out)                   # far from x0: not part of the scale
+    assert run.grad_scale == pytest.approx(1e-5 * np.sqrt(3))       # the methods' scale: unchanged
+    assert run.guard_scale == pytest.approx(np.sqrt(3))
+    run.check_iterate(np.ones(3))                # the optimum: no alarm (it used to raise)
+    run.check_iterate(np.full(3, 0.9 * DIVERGENCE_FACTOR))
+    with pytest.raises(FloatingPointError, match="diverged"):
+        run.check_iterate(np.full(3, 1.1 * DIVERGENCE_FACTOR))
+
+
+def test_triplet_learner_whose_first_batch_is_nearly_inactive_fits():
+    """The reproducer: ``MetricLearner(loss="triplets")`` on a random wide problem (3 classes, 1,418 x
+    1,384) stopped with "the iterate diverged" (first 16-triplet mean gradient 8e-5, the true one 0.07)."""
+    pytest.importorskip("sklearn", reason="the random wide problem uses make_classification")
+    from sklearn.model_selection import train_test_split
+    from logt.bench.learners_highdim import random_problem
+    g = np.random.default_rng(2718)
+    for _ in range(14):
+        desc, X, y = random_problem(g)
+    Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    est = logt.MetricLearner(rng=0, loss="triplets").fit(Xtr, ytr)
+    assert est.result_.success and est.components_.shape[1] == X.shape[1]
+
+
 # ---------------------------------------------------------- user objects that ignore out=
 class NewArrayOracle:
     """Returns a new array and never writes into out."""
