@@ -168,9 +168,15 @@ def test_counts_are_exact_on_both_paths(kappa):
     else:
         assert kappa == 1000
         assert r.n_calls == p["estimate_calls"] + p["noise_calls"] + sum(N * B for N, B, _ in p["stages"]) \
-            + p["failed_calls"]
+            + p["failed_calls"] + p["last_estimate_calls"]
         assert r.n_projections == sum(N for N, _, _ in p["stages"]) + p["failed_projections"] + 1
-        assert [[N, B] for N, B, _ in p["stages"]] == p["plan"] and p["retries"] == 0
+        assert [[N, B] for N, B, _ in p["stages"][:-1]] == p["plan"][:-1] and p["retries"] == 0
+        # the curvature estimate before the last stage: counted, and the last stage takes the calls left
+        est = p["last_estimate"]
+        assert p["last_estimate_calls"] == est["calls"] > 0 and est["L_stages"] == p["stages"][-2][2]
+        N_last, B_last, L_last = p["stages"][-1]
+        assert N_last >= p["plan"][-1][0] and L_last == max(est["L"], est["L_stages"])
+        assert T - r.n_calls < N_last + 1                # at most N_last calls left unused (one for the check)
 
 
 def test_counts_stay_exact_through_a_failed_stage():
@@ -184,8 +190,37 @@ def test_counts_stay_exact_through_a_failed_stage():
     p = r.params
     assert p["retries"] >= 1 and p["failed_calls"] > 0 and p["L_final"] >= 4.0 * p["L_est"]
     assert c.calls == r.n_calls == p["estimate_calls"] + p["noise_calls"] + sum(N * B for N, B, _ in p["stages"]) \
-        + p["failed_calls"]
+        + p["failed_calls"] + p["last_estimate_calls"]
     assert c.projections - 1 == r.n_projections == sum(N for N, _, _ in p["stages"]) + p["failed_projections"] + 1
+
+
+def huber_ridge(lam=0.3, delta=0.5):
+    """``F(w) = sum lam/2 (w - 5)^2 + huber_delta(w - 5)``: curvature ``lam`` at ``x0 = 0`` (outside the
+    quadratic zone), ``lam + 1`` within ``delta`` of the optimum ``w* = 5``; uniform noise."""
+    def fn(w, r):
+        z = w - 5.0
+        return lam * z + np.clip(z, -delta, delta) + 0.1 * r.uniform(-1, 1, w.shape)
+    return FunctionOracle(fn, (2,), lam=lam), Box(-1e6, 1e6, shape=(2,))
+
+
+def test_curvature_growth_voids_the_stages_and_says_so():
+    """The curvature at x0 (0.3) is 4.3x below the one near the optimum (1.3): the stages ran with too small
+    an L. The estimate before the last stage finds it (against the closed forms), the last stage runs with
+    it, and the run reports success=False with the remedy, which works."""
+    oracle, dom = huber_ridge()
+    with pytest.warns(logt.ConvergenceWarning, match="the curvature grew along the run"):
+        r = logt.minimize(oracle, dom, 100_000, method="logt_acc", rng=0)
+    est = r.params["last_estimate"]
+    assert est["L_stages"] == pytest.approx(0.3, rel=0.05) and est["L"] == pytest.approx(1.3, rel=0.05)
+    assert r.params["stages"][-1][2] == est["L"] and not r.success
+    assert "options={'params': 'theory'}, L=1.3" in r.message
+    assert r.params["convergence"]["cause"].startswith("the curvature grew")
+    fixed = logt.minimize(oracle, dom, 100_000, method="logt_acc", options={"params": "theory"}, L=1.3, rng=0)
+    assert fixed.success and np.abs(fixed.x - 5.0).max() < 1e-2
+    # no growth (the quadratic zone is reached by no iterate: delta = 0): no verdict, the same estimate made
+    flat, dom = huber_ridge(delta=0.0)
+    r0 = logt.minimize(flat, dom, 100_000, method="logt_acc", rng=0)
+    assert r0.success and r0.params["last_estimate"]["L"] == pytest.approx(0.3, rel=0.05)
 
 
 @pytest.mark.parametrize("kappa", [1, 1000])

@@ -316,9 +316,15 @@ class LogTAcc(Method):
     norm and the batch noise ``sqrt(sigma2/B)``; ``g / lam`` bounds the distance to
     the optimum), or meets a non-finite value, is rolled back and the rest of the
     budget re-planned with a 4x larger ``L`` (``params["retries"]``; six failures are
-    a ``FloatingPointError``). Reported: ``plan`` (``[[N_k, B_k], ...]`` planned),
+    a ``FloatingPointError``). Before the last stage a third estimate at its start
+    point, near the optimum (:func:`_last_stage_curvature`; the curvature can grow from
+    ``x0`` to the optimum, e.g. a Huber loss): a larger value is the last stage's ``L``
+    (``N_last`` for it), and one above ``CURVATURE_GROWTH = 2`` times the stages' ``L``
+    voids their contraction (``success=False``, below). Reported: ``plan``
+    (``[[N_k, B_k], ...]`` planned; the last stage's ``B`` then takes the calls left),
     ``stages`` (``[[N_k, B_k, L_k], ...]`` run), ``K_calls``, ``K_proj``, ``K_need``,
-    ``failed_calls``, ``failed_projections``.
+    ``failed_calls``, ``failed_projections``, ``last_estimate`` (``L``, ``B``, ``calls``,
+    ``L_stages``) and ``last_estimate_calls``.
 
     It ends with the check of :mod:`logt.methods.convergence` on the last stage's
     second half (the mean of its gradients at the points ``x_md``, its noise from
@@ -330,8 +336,8 @@ class LogTAcc(Method):
     stage ``k < K`` uses batches of ``B1 growth^(k-1)``, the last stage takes
     the rest of the budget; ``n_projections = N (K - 1) + N_last``,
     ``T - N_last < n_calls <= T``. "auto": ``n_calls = estimate_calls + noise_calls +
-    sum_k N_k B_k + failed_calls <= T`` and ``n_projections = sum_k N_k + failed_projections
-    + 1`` (the check's), over ``params["stages"]``. The trace has a row per stage.
+    sum_k N_k B_k + failed_calls + last_estimate_calls <= T`` and ``n_projections = sum_k N_k +
+    failed_projections + 1`` (the check's), over ``params["stages"]``. The trace has a row per stage.
     """
 
     name = "logt_acc"
@@ -443,7 +449,8 @@ class LogTAcc(Method):
             st.update(g_prev=np.zeros(run.shape), checked=False, p=x.copy(), L=float(params["L_used"]),
                       plan=[[int(n), int(b)] for n, b in params["plan"]], stage=None, R_trust=-1.0,
                       retries=0, stages=[], proj0=int(run.n_projections), done=False,
-                      stage_calls0=0, stage_proj0=0, failed_calls=0, failed_projections=0)
+                      stage_calls0=0, stage_proj0=0, failed_calls=0, failed_projections=0,
+                      last_estimate=None, last_estimate_calls=0)
         return st
 
     def drive(self, run, params, st):
@@ -524,6 +531,8 @@ def _stage_start(run, params, st):
     if not st["plan"]:
         return False
     N, B = st["plan"][0]
+    if len(st["plan"]) == 1 and st["stages"] and not params.get("fallback"):
+        N, B = _last_stage_curvature(run, params, st, int(N), int(B))
     st["stage"] = [int(N), int(B)]
     st["stage_calls0"], st["stage_proj0"] = int(run.n_calls), int(run.n_projections)
     np.copyto(st["p"], st["xag"])
@@ -533,6 +542,39 @@ def _stage_start(run, params, st):
         _chk.reset(st)
         st["xsum"].fill(0.0)
     return True
+
+
+LAST_EST_SHARE = 0.25   # the last stage's curvature estimate costs at most this share of the stage's calls
+CURVATURE_GROWTH = 2.0  # a last-stage estimate this many times the stages' L: their contraction is not guaranteed
+
+
+def _last_stage_curvature(run, params, st, N, B):
+    """A curvature estimate where the last stage starts (near the optimum), as logT's epochs make at every
+    epoch start: AC-SA's steps trust ``L`` fully, and the curvature can grow from ``x0`` to the optimum
+    (Huber losses, as more residuals enter the quadratic zone). Lanczos on ``refined_B`` (or the first
+    estimate's) samples, ``EST_ITER`` products, made when it costs at most ``LAST_EST_SHARE`` of the
+    stage's ``N B`` calls. A larger estimate ``L2`` becomes the stage's ``L`` (``N_last`` of the theory rule
+    for it, within the projections left); the stage's batch takes the calls left. Recorded in
+    ``params["last_estimate"]``; ``L2 > CURVATURE_GROWTH`` times the stages' ``L`` voids their contraction
+    (:func:`_verdict`). Returns the stage's ``(N, B)``."""
+    from logt.methods.logt import EST_ITER
+    Bq = int(params.get("refined_B") or params.get("estimate_B") or 1)
+    if (EST_ITER + 1) * Bq > LAST_EST_SHARE * N * B:
+        return N, B
+    c0 = int(run.n_calls)
+    L2, _ = estimate_curvature(run, st["xag"], Bq, EST_ITER, where="the curvature estimate before the last stage")
+    if run.L is not None:
+        L2 = min(L2, float(run.L))
+    L_stages = float(st["stages"][-1][2])
+    st["last_estimate"] = {"L": float(L2), "B": Bq, "calls": int(run.n_calls) - c0, "L_stages": L_stages}
+    st["last_estimate_calls"] = st.get("last_estimate_calls", 0) + int(run.n_calls) - c0
+    R_left = int(run.T) - int(run.n_calls)          # >= (1 - LAST_EST_SHARE) N B > 0
+    if L2 > st["L"]:
+        st["L"] = float(L2)
+        P_left = int(params["proj_budget"]) - (int(run.n_projections) - int(st["proj0"]))
+        N = max(N, min(theory_N(L2, run.lam, N_LAST_FACTOR), P_left, R_left))
+    N = max(1, min(N, R_left))
+    return N, R_left // N
 
 
 def _fail_stage(run, params, st, why):
@@ -640,8 +682,10 @@ def _drive_auto(run, params, st):
         st.update(k=k + 1, t=0, stage=None)
         if run.boundary(st, xag, epoch=k):
             break
+    est = st.get("last_estimate")
     params.update(stages=[list(s) for s in st["stages"]], retries=st["retries"], L_final=st["L"],
                   failed_calls=st["failed_calls"], failed_projections=st["failed_projections"],
+                  last_estimate=est, last_estimate_calls=int(st.get("last_estimate_calls", 0)),
                   convergence=_verdict(params, st))
     return xag.copy(), st["k"] - 1
 
@@ -666,7 +710,7 @@ def _final_check(run, params, st, L, batch_noise):
 def _verdict(params, st):
     """``params["convergence"]``: the structural condition (a plan below what the analysis needs) and the check;
     a run the check finds solved (``||G||`` below :func:`logt.methods.convergence.solved_norm`) passes both."""
-    structure = params.get("structure")
+    structure = params.get("structure") or _curvature_growth(params, st)
     chk = st.get("chk_result")
     solved = chk is not None and chk.get("solved", False)
     structure_ok = structure is None or structure["ok"] or solved
@@ -679,6 +723,22 @@ def _verdict(params, st):
                    remedy="a larger T (the rate is O(1/T): 4x T for 4x less excess once the stages contract), "
                           "or check lam (a lam above the true strong convexity makes the stages too short)")
     return out
+
+
+def _curvature_growth(params, st):
+    """A structural failure when the curvature before the last stage exceeds ``CURVATURE_GROWTH`` times the
+    ``L`` the stages ran with (their contraction assumes ``L`` >= the curvature on their path), else None."""
+    est = st.get("last_estimate")
+    if not est or not est["L"] > CURVATURE_GROWTH * est["L_stages"]:
+        return None
+    q = est["L"] / est["L_stages"]
+    return {"ok": False, "T_suffices": None,
+            "cause": (f"the curvature grew along the run: {est['L']:.3g} where the last stage started, {q:.3g}x "
+                      f"the L = {est['L_stages']:.3g} that the stages before it ran with; "
+                      "their contraction assumes L at least the curvature on their path"),
+            "remedy": (f"run the stages with that curvature from the start: method='logt_acc', "
+                       f"options={{'params': 'theory'}}, L={est['L']:.3g} or larger (an upper bound of the "
+                       "curvature near the optimum); or start closer to the optimum")}
 
 
 def _check_cause(chk):
