@@ -17,6 +17,7 @@ C_SOURCES = {
     "logt._kernels._psd": ["csrc/logt_jacobi.c", "csrc/logt_sturm.c"],
     "logt._kernels._pairs": ["csrc/logt_pairpoints.c"],
     "logt._kernels._triplets": ["csrc/logt_pairpoints.c"],
+    "logt._kernels._softmax": ["csrc/logt_pairpoints.c"],
 }
 
 # extension module -> extra compile / link flags (POSIX threads for the parallel pair kernel)

@@ -211,3 +211,18 @@ def test_triplet_reference_matches_the_kernel():
     t = rng.integers(0, o.n_triplets, 300)
     got = ref.triplet_grad_dense(X, o.triplets, t, W, o.unit)
     np.testing.assert_allclose(got, o._mean_grad_triplets(W, t), rtol=1e-11, atol=1e-13)
+
+
+def test_softmax_reference_matches_the_kernel():
+    from logt.oracles import SoftmaxMetricLearning
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 80)
+    X = rng.standard_normal((80, 6)) + y[:, None]
+    X /= np.linalg.norm(X, axis=1).max()
+    o = SoftmaxMetricLearning(X, y, ref.METRIC_LAM)
+    A = rng.standard_normal((6, 6))
+    W = A @ A.T
+    a = rng.integers(0, o.n_anchors, 300)
+    lists = (o.anchors, o.ptr, o.candidates, o.n_targets_per_anchor)
+    got = ref.softmax_grad_dense(X, lists, a, W, o.unit)
+    np.testing.assert_allclose(got, o._mean_grad_anchors(W, a), rtol=1e-11, atol=1e-13)

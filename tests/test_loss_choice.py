@@ -110,7 +110,7 @@ def test_triplet_loss_is_invariant_to_the_input_scale():
 
 def test_loss_parameters_are_checked():
     X, y = _blobs()
-    with pytest.raises(ValueError, match="loss must be one of"):
+    with pytest.raises(ValueError, match="loss must be None or one of"):
         MetricLearner(loss="hinge").fit(X, y)
     for k in (0, 257, 2.5, True):
         with pytest.raises(ValueError, match="triplet_neighbors"):
@@ -119,7 +119,14 @@ def test_loss_parameters_are_checked():
         MetricLearner(loss="triplets").fit(sp.csr_matrix(X), y)
     with pytest.raises(ValueError, match="loss='triplets' needs a class with at least 2"):
         MetricLearner(loss="triplets").fit(X[:3], y[:3] * 0 + np.arange(3))
-    assert MetricLearner.paper().loss == "pairs" and MetricLearner().loss == "pairs"
+    with pytest.raises(TypeError, match="dense"):
+        MetricLearner(loss="softmax").fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="loss='softmax' needs a class with at least 2"):
+        MetricLearner(loss="softmax").fit(X[:3], y[:3] * 0 + np.arange(3))
+    assert MetricLearner.paper().loss == "pairs" and MetricLearner().loss is None
+    # the default on few features is the pair loss, on a subspace the softmax
+    assert MetricLearner(rng=0, T=5000).fit(X, y).loss_ == "pairs"
+    assert MetricLearner(rng=0, T=5000, n_components=2).fit(X, y).loss_ == "softmax"
 
 
 def test_sparse_input_with_auto_fits_the_pair_loss():

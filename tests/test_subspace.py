@@ -196,14 +196,20 @@ def test_nn1_accuracy_against_bruteforce():
 
 @pytest.mark.parametrize("seed, heavy, informative", [(0, False, 4), (1, False, 4), (3, False, 4),
                                                      (0, True, 8), (2, True, 8)])
-def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy, informative):
-    # measured choices: subspace, learned, learned (a tie with the subspace), euclidean, euclidean
+def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy, informative, monkeypatch):
     from sklearn.neighbors import KNeighborsClassifier
     from logt._rng import check_rng
     from logt.experiments.highdim_data import dense_classification
     n_classes = 4 if heavy else 3
     X, y = dense_classification(400 if heavy else 500, 250 if heavy else 300, n_informative=informative,
                                 n_classes=n_classes, class_sep=1.0 if heavy else 0.8, heavy_tailed=heavy, rng=seed)
+    fits = []                                      # (rows, components_ on the subspace coordinates) of each fit
+    inner = MetricLearner._fit_metric
+
+    def recording(self, Z, codes, gen):
+        inner(self, Z, codes, gen)
+        fits.append((Z.shape[0], self.components_.copy()))
+    monkeypatch.setattr(MetricLearner, "_fit_metric", recording)
     ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
     c = ml.check_accuracy_
     assert set(c) == {"learned", "subspace", "euclidean", "how", "n_rows"} and c["how"] == "held-out"
@@ -220,10 +226,16 @@ def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy
         np.testing.assert_allclose(ml.transform(X[:20]), X[:20, active], atol=0)
     elif c["learned"] >= c["subspace"]:
         assert ml.metric_choice_ == "learned"
-        assert c["learned"] == pytest.approx(held_out_1nn(ml.transform(X)))
+        # checked: the metric fitted on the fit rows; kept: the same learned again on all rows
+        assert [f[0] for f in fits] == [fr.sum(), len(X)]
+        Zs = (X - ml.subspace_mean_) @ ml.subspace_.T
+        assert c["learned"] == pytest.approx(held_out_1nn(Zs @ fits[0][1].T))
+        np.testing.assert_allclose(ml.components_, fits[1][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
     else:
         assert ml.metric_choice_ == "subspace"
         np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
+    if ml.metric_choice_ != "learned":
+        assert len(fits) == 1                      # no second fit for a metric that is not kept
 
 
 def test_leave_one_out_check_with_the_euclidean_candidate_against_bruteforce():

@@ -39,6 +39,7 @@ __all__ = [
     "SPECTRA", "numpy_eigh_projection", "scipy_eigh_projection", "spectrum_matrices",
     "TOY_D", "toy_average_chunked", "toy_average_raw_bits", "toy_average_materialized",
     "toy_grad_numpy", "METRIC_LAM", "metric_grad_dense", "metric_grad_loop", "triplet_grad_dense",
+    "softmax_grad_dense",
     "synthetic_binary", "a9a_like", "mushrooms_like", "metric_data", "find_data_dir",
     "numpy_projected_sgd_toy", "numpy_projected_sgd_metric",
 ]
@@ -210,6 +211,32 @@ def triplet_grad_dense(Xd, triplets, t, W, unit, lam=METRIC_LAM):
          - np.einsum("bk,kl,bl->b", D2, W, D2, optimize=True)) / unit + 1.0
     c = np.exp(-np.logaddexp(0.0, -z)) / (unit * len(t))
     return (D1.T * c) @ D1 - (D2.T * c) @ D2 + lam * W
+
+
+def softmax_grad_dense(Xd, lists, a, W, unit, lam=METRIC_LAM):
+    """The neighbour-softmax loss's mean gradient in NumPy over anchor indices ``a`` (B,), vectorized
+    over the candidates: ``sum_c ([c target] / t - p_c) u_c u_c^T / (s B) + lam W``, ``u_c = x_i - x_c``,
+    ``p = softmax(-u_c^T W u_c / s)`` per anchor (``s = unit``).
+
+    Xd : (n, d) dense float64; lists : ``(anchors, ptr, cand, n_t)`` (the oracle's candidate lists);
+    W : (d, d).
+    """
+    anchors, ptr, cand, n_t = lists
+    cnt = (ptr[a + 1] - ptr[a]).astype(np.int64)
+    rows = np.repeat(ptr[a] - np.cumsum(cnt) + cnt, cnt) + np.arange(cnt.sum())   # candidate positions
+    owner = np.repeat(np.arange(len(a)), cnt)
+    U = Xd[np.repeat(anchors[a], cnt)] - Xd[cand[rows]]
+    z = -np.einsum("bk,kl,bl->b", U, W, U, optimize=True) / unit
+    zmax = np.full(len(a), -np.inf)
+    np.maximum.at(zmax, owner, z)
+    e = np.exp(z - zmax[owner])
+    tot = np.bincount(owner, e, minlength=len(a))
+    w = -e / tot[owner]
+    pos = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)            # index within the anchor
+    t = n_t[a][owner]
+    w += np.where(pos < t, 1.0 / t, 0.0)
+    w /= unit * len(a)
+    return (U.T * w) @ U + lam * W
 
 
 def synthetic_binary(n, d, nnz, seed):

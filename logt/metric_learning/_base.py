@@ -208,6 +208,9 @@ AUTO_T_SCALE = 200.0
 AUTO_T_MAX = 100_000_000
 
 
+SOFTMAX_BUDGET_DIVISOR = 5    # T="auto" for the softmax loss: auto_budget(lam) / 5 anchors
+
+
 def auto_budget(lam):
     """``T`` of ``T="auto"``: ``min(AUTO_T_MAX, max(AUTO_T_MIN, ceil(AUTO_T_SCALE / lam)))`` pair gradients
     (1e5 for lam >= 2e-3, 2e5 at lam = 1e-3, 2e6 at 1e-4)."""
@@ -254,8 +257,13 @@ class MahalanobisLearner(BaseEstimator):
         check_rng(self.rng) if not isinstance(self.rng, np.random.Generator) else None
 
     def _budget(self):
-        """The budget of pair gradients: ``T``, or for ``T="auto"`` :func:`auto_budget` of ``lam``."""
-        return auto_budget(self.lam) if isinstance(self.T, str) and self.T == "auto" else int(self.T)
+        """The budget of oracle calls: ``T``, or for ``T="auto"`` :func:`auto_budget` of ``lam`` (pair
+        gradients), divided by ``SOFTMAX_BUDGET_DIVISOR`` for the softmax loss (one call is an anchor with
+        all its candidates, about ``3 + 2 n_neighbors`` pair gradients' work)."""
+        if not (isinstance(self.T, str) and self.T == "auto"):
+            return int(self.T)
+        T = auto_budget(self.lam)
+        return T // SOFTMAX_BUDGET_DIVISOR if getattr(self, "loss_", None) == "softmax" else T
 
     @property
     def _learn_threshold(self):
@@ -286,7 +294,9 @@ class MahalanobisLearner(BaseEstimator):
             return Xs
         return Xs[:, active] if sp.issparse(Xs) else np.ascontiguousarray(Xs[:, active])
 
-    def _minimize(self, oracle, gen):
+    def _minimize(self, oracle, gen, stacklevel=3):
+        """Run logT on ``oracle`` over the PSD cone and set the metric; ``stacklevel`` points a
+        DegenerateMetricWarning at the caller of ``fit``."""
         with single_threaded_blas():
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen)
@@ -295,7 +305,7 @@ class MahalanobisLearner(BaseEstimator):
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
                                                      and _zero_is_no_worse(res.x, W.shape[0], oracle)):
             s = np.zeros_like(s)
-            warnings.warn(self._zero_metric_message(), DegenerateMetricWarning, stacklevel=3)
+            warnings.warn(self._zero_metric_message(), DegenerateMetricWarning, stacklevel=stacklevel)
         self._set_metric(s, U, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
         self.n_calls_ = res.n_calls
@@ -309,7 +319,7 @@ class MahalanobisLearner(BaseEstimator):
                 f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "
                 "transform() maps every point to 0, and distances or k-NN on it carry no information. The "
                 "labels may not depend on the features through a Mahalanobis distance"
-                + ("; try loss='pairs'." if getattr(self, "loss_", "pairs") == "triplets" else "."))
+                + ("; try loss='pairs'." if getattr(self, "loss_", "pairs") in ("triplets", "softmax") else "."))
 
     def _set_metric(self, s, U, b):
         """components_ in the original space from ``W = U diag(s) U^T`` (ascending eigenvalues ``s``) on the

@@ -26,7 +26,7 @@ from logt.metric_learning._base import DegenerateMetricWarning
 __all__ = ["LOSSES", "CV_FOLDS", "CV_KS", "CV_MAX_WORK", "CV_SE_MARGIN", "choose_loss", "prefers_triplets", "cv_applies", "knn_accuracy", "knn_correct",
            "stratified_folds"]
 
-LOSSES = ("auto", "pairs", "triplets")
+LOSSES = ("auto", "pairs", "triplets", "softmax")
 CV_FOLDS = 3
 CV_KS = (1, 5)
 CV_MAX_WORK = 2**20

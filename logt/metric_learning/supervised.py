@@ -11,6 +11,7 @@ from logt.oracles.neighbors import MAX_NEIGHBORS
 from logt.metric_learning.whitening import WHITENINGS, fit_whitening, whiten_rows
 from logt.oracles.metric import SAMPLINGS, MetricLearning
 from logt.oracles.neighbors import check_impostor_radius
+from logt.oracles.softmax import SoftmaxMetricLearning
 from logt.oracles.triplet import TripletMetricLearning
 
 __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
@@ -18,7 +19,7 @@ __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
 # (see docs/guide/metric-learning.md, logt.experiments.learner_defaults and docs/evidence/learner-defaults.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
-                scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss="pairs", triplet_neighbors=3,
+                scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss=None, triplet_neighbors=3,
                 whiten="targets")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball.
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", loss="pairs", whiten=None)
@@ -39,22 +40,32 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     With ``loss="triplets"`` the objective is instead the triplet loss of
     :class:`logt.oracles.TripletMetricLearning` (a smooth LMNN: each anchor's target
     neighbour closer than its impostors by a margin); ``loss="auto"`` picks one of the two
-    per problem by cross-validation (:mod:`logt.metric_learning.loss_choice`).
+    per problem by cross-validation (:mod:`logt.metric_learning.loss_choice`). With
+    ``loss="softmax"`` it is the neighbour softmax of :class:`logt.oracles.SoftmaxMetricLearning`
+    (NCA's soft-neighbour likelihood over each point's fixed candidates: convex), the default
+    when the metric is learned on a subspace.
 
     Parameters
     ----------
     loss
-        "pairs" (default), "triplets" or "auto". "triplets" wins on small, well-separated
+        None (default), "pairs", "triplets", "softmax" or "auto". None: "softmax" when the metric
+        is learned on a principal subspace (wide input, or an int ``n_components``), else "pairs"
+        (few features: the model of the low-dimensional benchmarks, unchanged). "softmax": each
+        point's ``triplet_neighbors`` nearest class-mates against them and its ``2 n_neighbors``
+        nearest other-class points; dense input (or a subspace); ``T="auto"`` is then
+        ``auto_budget(lam) / 5`` anchors (each costs about ``3 + 2 n_neighbors`` pair gradients).
+        "triplets" wins on small, well-separated
         classes and loses on overlapping ones (``docs/guide/metric-learning.md``). "auto": 3-fold
-        stratified cross-validation of both losses on the training data (held-out 1-NN and
-        5-NN accuracy) when a fit is cheap (dense, ``n d^2 <= 2^20``, every class >= 3
+        stratified cross-validation of "pairs" and "triplets" on the training data (held-out 1-NN
+        and 5-NN accuracy) when a fit is cheap (dense, ``n d^2 <= 2^20``, every class >= 3
         points), the triplet loss only when better by more than one standard error; else
         "pairs". It costs ~7 fits and is not the default: at n ~ 100 the cross-validation
         rarely detects the better loss. The choice is ``loss_``.
-        The parameters below marked (pairs) are ignored by the triplet loss.
+        The parameters below marked (pairs) are ignored by the triplet and softmax losses.
     triplet_neighbors
         int in [1, 256], targets and impostors listed per point for the
         triplet loss (default 3); ``impostor_radius`` restricts the impostors as for pairs.
+        The softmax loss's targets per point.
     sampling
         (pairs) "neighbors" (default), "balanced" or "uniform" -- which pairs one
         oracle call draws. "neighbors": similar and dissimilar pairs with
@@ -101,18 +112,19 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         else a subspace: the top principal directions (rank
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
         64) plus the span of the class means outside them (at most ``n_classes - 1`` directions). The
-        metric is then learned on 75% of each class and kept only if its 1-NN accuracy on the other
-        25% is at least the subspace's Euclidean one; on dense input of at most 1,024 x 1,024 (varying
-        x all) features, plain Euclidean distances replace both when strictly more accurate there
-        (``metric_choice_``, ``check_accuracy_``).
+        metric (the softmax loss, unless ``loss`` says otherwise) is then learned on 75% of each class
+        and kept only if its 1-NN accuracy on the other 25% is at least the subspace's Euclidean one,
+        and then learned again on all rows; on dense input of at most 1,024 x 1,024 (varying x all)
+        features, plain Euclidean distances replace both when strictly more accurate there
+        (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit).
         See ``docs/guide/high-dimensional.md``.
     whiten
         "targets" (default) or None. "targets": after the scaling, dense input is mapped so
         that the differences of target pairs (each point and its ``n_neighbors`` nearest
         class-mates) have identity covariance (Ledoit-Wolf shrinkage toward a multiple of
         the identity), and the neighbour lists are searched in that space; the metric is
-        then learned there and mapped back (:mod:`logt.metric_learning.whitening`). Both
-        losses. Sparse input is not whitened. None: the scaled space (the previous model).
+        then learned there and mapped back (:mod:`logt.metric_learning.whitening`). Every
+        loss. Sparse input is not whitened. None: the scaled space (the previous model).
     method
         "auto" (default: :func:`logt.minimize`'s default call), "logt" (Algorithm 1), "logt_acc", "sgd"
         or "epoch_gd".
@@ -162,7 +174,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     threshold_scale_
         the ``s`` used (1.0 for a fixed threshold and for the triplet loss).
     loss_
-        "pairs" or "triplets", the loss fitted.
+        "pairs", "triplets" or "softmax", the loss fitted.
     loss_scores_
         ``{"pairs": a, "triplets": a}``, the cross-validated accuracies behind ``loss="auto"``'s choice,
         or None (not run).
@@ -198,7 +210,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                  scaling="auto", method="auto", params="auto", options=None, n_eval_pairs=10_000,
-                 n_threads=None, rng=None, threshold_scale="auto", impostor_radius=1.5, loss="pairs",
+                 n_threads=None, rng=None, threshold_scale="auto", impostor_radius=1.5, loss=None,
                  triplet_neighbors=3, whiten="targets", n_components=None):
         self.sampling = sampling
         self.n_neighbors = n_neighbors
@@ -246,8 +258,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
                 raise ValueError(f"{name} must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
         check_impostor_radius(self.impostor_radius)
-        if not isinstance(self.loss, str) or self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self.loss is not None and (not isinstance(self.loss, str) or self.loss not in LOSSES):
+            raise ValueError(f"loss must be None or one of {LOSSES}, got {self.loss!r}")
         if not (self.whiten is None or (isinstance(self.whiten, str) and self.whiten in WHITENINGS)):
             raise ValueError(f"whiten must be one of {WHITENINGS}, got {self.whiten!r}")
 
@@ -266,31 +278,52 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y (pairs of both kinds), "
                              f"got 1 class: {classes[0]!r}")
-        if (self.sampling != "uniform" or self.loss != "pairs") and np.bincount(codes).max() < 2:
-            what = f"sampling={self.sampling!r}" if self.loss == "pairs" else f"loss={self.loss!r}"
+        if (self.sampling != "uniform" or self.loss not in (None, "pairs")) and np.bincount(codes).max() < 2:
+            what = f"sampling={self.sampling!r}" if self.loss in (None, "pairs") else f"loss={self.loss!r}"
             raise ValueError(f"{what} needs a class with at least 2 samples "
                              "(a similar pair); every label in y is unique")
         gen = check_rng(self.rng)
         with single_threaded_blas():
             Z, active_in, fit_rows = self._subspace_fit(X, gen, codes)   # Z is X unless a subspace is used
-        if self.loss == "triplets" and sp.issparse(Z):
-            raise TypeError("loss='triplets' needs dense X; densify it (X.toarray()), use loss='pairs', or "
+        loss, scores = self.loss, None
+        if loss is None:                         # the subspace's coordinates are dense
+            loss = "softmax" if self.subspace_ is not None else "pairs"
+        if loss in ("triplets", "softmax") and sp.issparse(Z):
+            raise TypeError(f"loss={loss!r} needs dense X; densify it (X.toarray()), use loss='pairs', or "
                             "n_components (the subspace coordinates are dense)")
         Zall, codes_all = Z, codes
         if fit_rows is not None:                 # the default's held-out rows: for the check only
             Z, codes, y = Z[fit_rows], codes[fit_rows], y[fit_rows]
-        loss, scores = self.loss, None
         if loss == "auto":
             # the folds' generator is spawned: gen's own stream (and so the final fit) is untouched
             loss, scores = choose_loss(self, Z, y, codes, gen.spawn(1)[0])
+        self.classes_ = classes
+        self.loss_, self.loss_scores_ = loss, scores
+        self._fit_metric(Z, codes, gen)
+        with single_threaded_blas():
+            self._subspace_finish(active_in, Zall, codes_all, fit_rows, X)
+        if fit_rows is not None and self.metric_choice_ == "learned":
+            # the check kept the learned metric: learn it again on every row (the held-out ones included)
+            self._fit_metric(Zall, codes_all, gen)
+            with single_threaded_blas():
+                self._subspace_finish(active_in)
+        return self
+
+    def _fit_metric(self, Z, codes, gen):
+        """Scale (and whiten) ``Z`` (n, k), build the oracle of ``loss_`` and run logT: ``components_`` on
+        ``Z``'s features."""
+        loss = self.loss_
         with single_threaded_blas():
             Xs = self._scale_fit(Z)
             eval_seed = int(gen.integers(2**63))
             Xs = self._whiten_fit(Xs, codes, eval_seed)
             self.n_features_in_ = Z.shape[1]
-            self.classes_ = classes
-            self.loss_, self.loss_scores_ = loss, scores
-            if loss == "triplets":
+            if loss == "softmax":
+                oracle = SoftmaxMetricLearning(
+                    Xs, codes, float(self.lam), n_targets=int(self.triplet_neighbors),
+                    n_impostors=min(2 * int(self.n_neighbors), MAX_NEIGHBORS), n_eval_anchors=int(self.n_eval_pairs),
+                    eval_rng=eval_seed)
+            elif loss == "triplets":
                 oracle = TripletMetricLearning(
                     Xs, codes, float(self.lam), n_neighbors=int(self.triplet_neighbors),
                     impostor_radius=self.impostor_radius, n_eval_triplets=int(self.n_eval_pairs),
@@ -302,9 +335,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
-            self._minimize(oracle, gen)
-            self._subspace_finish(active_in, Zall, codes_all, fit_rows, X)
-        return self
+            self._minimize(oracle, gen, stacklevel=4)
 
     def _whiten_fit(self, Xs, codes, seed):
         """``Xs`` (scaled, active features) mapped by the target-pair whitening (``whiten="targets"``, dense

@@ -5,6 +5,7 @@
 * :class:`PSDQuadratic` - the paper's toy problem, compiled.
 * :class:`MetricLearning` - regularized distance metric learning on random pairs, compiled.
 * :class:`TripletMetricLearning` - metric learning on (anchor, target, impostor) triplets, compiled.
+* :class:`SoftmaxMetricLearning` - metric learning by a softmax over each point's fixed neighbours (NCA-like, convex), compiled.
 * :class:`DiagonalQuadratic` - ``0.5 * sum h (x - a)^2``, a chosen condition number, compiled.
 * :class:`FunctionOracle` - wraps a user's Python gradient function (slow path).
 * :class:`LinearModel` - least squares / logistic regression on a data matrix, compiled.
@@ -16,6 +17,7 @@ from logt.oracles.linear import LinearModel
 from logt.oracles.metric import MetricLearning
 from logt.oracles.quadratic import PSDQuadratic
 from logt.oracles.triplet import TripletMetricLearning
+from logt.oracles.softmax import SoftmaxMetricLearning
 from logt._kernels._wquad import DiagonalQuadratic
 
-__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "TripletMetricLearning", "FunctionOracle", "DiagonalQuadratic", "LinearModel"]
+__all__ = ["Oracle", "PSDQuadratic", "MetricLearning", "TripletMetricLearning", "SoftmaxMetricLearning", "FunctionOracle", "DiagonalQuadratic", "LinearModel"]

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from .._kernels._triplets import MAX_TRIPLET_FEATURES, MAX_TRIPLETS, TripletGradientCore
 from .._rng import check_rng
+from ._thresholdless import ThresholdlessMetric
 from . import neighbors as nb
 from .metric import MAX_EVAL_PAIRS, _check_X, _check_int, _check_y, label_codes
 from .neighbors import check_impostor_radius, pair_sq_distances_any
@@ -56,7 +57,7 @@ def _enumerate(sim, dis):
             np.ascontiguousarray(l[ok], dtype=np.int32))
 
 
-class TripletMetricLearning(TripletGradientCore):
+class TripletMetricLearning(ThresholdlessMetric, TripletGradientCore):
     """Stochastic oracle of triplet metric learning over d x d matrices ``W`` (dense data).
 
     Parameters
@@ -133,24 +134,6 @@ class TripletMetricLearning(TripletGradientCore):
         self.impostor_radius = impostor_radius
         self.triplets = (ti, tj, tl)
         self.X = X
-
-    def grad_bound(self, radius):
-        """``max_t ||grad z_t||_F + lam * radius``: bound on ``||g_hat(W)||_F`` for ``||W||_F <= radius``."""
-        return self._gnorm + self.lam * float(radius)
-
-    def value(self, W):
-        """``F(W)`` on the evaluation triplets: mean loss + ``(lam/2) ||W||_F^2``; W : (d, d) float64."""
-        W = np.asarray(W, dtype=np.float64)
-        return self._eval_loss(W) + 0.5 * self.lam * float(np.vdot(W, W))
-
-    def split_point(self, W):
-        """``(W, nan)``: the triplet model has no threshold."""
-        return np.asarray(W, dtype=np.float64), math.nan
-
-    threshold_scale = 1.0         # no threshold: the estimators report threshold_scale_ = 1.0
-
-    def __reduce__(self):
-        raise TypeError("TripletMetricLearning objects do not pickle; build a new one from (X, y)")
 
     def __repr__(self):
         return (f"TripletMetricLearning(n={self.n_samples}, d={self.n_features}, lam={self.lam}, "

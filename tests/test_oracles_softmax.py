@@ -1,0 +1,209 @@
+"""logt.oracles.softmax.SoftmaxMetricLearning against dense NumPy references of its formulas."""
+import math
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from logt.oracles import SoftmaxMetricLearning
+from logt.oracles.softmax import candidate_lists
+
+LAM = 0.1
+
+
+def _data(n=60, d=5, classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, classes, n)
+    X = rng.standard_normal((n, d)) + y[:, None] * 0.7          # some class structure
+    X /= np.linalg.norm(X, axis=1).max()
+    return X, y
+
+
+def _ref(o, W, anchors):
+    """Dense NumPy, anchor by anchor: the mean loss and the mean gradient over ``anchors``."""
+    G = np.zeros(o.shape)
+    f = 0.0
+    for a in anchors:
+        c = o.candidates[o.ptr[a]:o.ptr[a + 1]]
+        t = o.n_targets_per_anchor[a]
+        U = o.X[o.anchors[a]] - o.X[c]
+        q = np.einsum("ck,kl,cl->c", U, W, U) / o.unit
+        p = np.exp(-q - np.logaddexp.reduce(-q))
+        w = -p
+        w[:t] += 1.0 / t
+        G += (U.T * w) @ U / o.unit
+        f += q[:t].mean() + np.logaddexp.reduce(-q)
+    return f / len(anchors), G / len(anchors) + o.lam * W
+
+
+def _relerr(a, b):
+    return np.abs(a - b).max() / np.abs(b).max()
+
+
+@pytest.mark.parametrize("path", ["blocks", "points", "auto"])
+@pytest.mark.parametrize("d", [1, 5, 17])
+def test_gradient_matches_dense_formula(path, d):
+    X, y = _data(n=70, d=d)
+    o = SoftmaxMetricLearning(X, y, LAM)
+    o.point_path = path
+    rng = np.random.default_rng(d)
+    A = rng.standard_normal((d, d))
+    for W in (A @ A.T, 0.5 * (A + A.T)):          # PSD, and symmetric indefinite
+        for B in (1, 3, 11, 12, 500):              # below, at and above one block of rows
+            a = rng.integers(0, o.n_anchors, B)
+            assert _relerr(o._mean_grad_anchors(W, a), _ref(o, W, a)[1]) < 1e-12
+
+
+def test_blocks_split_between_anchors_without_losing_one():
+    """Anchors with many candidates: a block holds few of them, the draw that does not fit starts the next."""
+    X, y = _data(n=300, d=4)
+    o = SoftmaxMetricLearning(X, y, LAM, n_targets=40, n_impostors=100)
+    o.point_path = "blocks"
+    assert o.max_candidates == 140                 # 256 rows: one anchor per block
+    W = np.eye(4)
+    a = np.arange(o.n_anchors)
+    assert _relerr(o._mean_grad_anchors(W, a), _ref(o, W, a)[1]) < 1e-12
+    drawn = o.mean_grad(W, 7, np.random.default_rng(2))
+    assert np.array_equal(drawn, o.mean_grad(W, 7, np.random.default_rng(2)))
+    assert not np.array_equal(drawn, o.mean_grad(W, 7, np.random.default_rng(3)))
+
+
+def test_value_is_the_exact_objective_and_nonnegative():
+    X, y = _data()
+    o = SoftmaxMetricLearning(X, y, LAM, n_eval_anchors=10**6)
+    assert o.n_eval_anchors == o.n_anchors
+    W = np.diag(np.linspace(0.0, 3.0, X.shape[1]))
+    f, _ = _ref(o, W, np.arange(o.n_anchors))
+    assert o.value(W) == pytest.approx(f + 0.5 * LAM * np.sum(W * W), rel=1e-12)
+    counts = np.diff(o.ptr)
+    assert o.value(np.zeros_like(W)) == pytest.approx(np.log(counts).mean(), rel=1e-12)   # q = 0: log |C_i|
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        A = rng.standard_normal(W.shape) * 5
+        assert o._eval_loss(A @ A.T) >= 0.0        # each term is -log of a probability
+
+
+def test_value_on_a_fixed_sample_when_the_anchors_are_many():
+    X, y = _data(n=120)
+    o = SoftmaxMetricLearning(X, y, LAM, n_eval_anchors=50, eval_rng=3)
+    assert o.n_eval_anchors == 50 < o.n_anchors
+    W = np.eye(X.shape[1])
+    o2 = SoftmaxMetricLearning(X, y, LAM, n_eval_anchors=50, eval_rng=3)
+    assert o2.value(W) == o.value(W)
+
+
+def test_gradient_is_the_derivative_of_the_value():
+    X, y = _data(n=50, d=4)
+    o = SoftmaxMetricLearning(X, y, LAM, n_eval_anchors=10**6)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((4, 4))
+    W = A @ A.T
+    E = rng.standard_normal((4, 4))
+    E = E + E.T
+    h = 1e-6
+    fd = (o.value(W + h * E) - o.value(W - h * E)) / (2 * h)
+    g = o._mean_grad_anchors(W, np.arange(o.n_anchors))
+    assert fd == pytest.approx(float(np.sum(g * E)), rel=1e-6)
+
+
+def test_paths_use_the_same_draws():
+    X, y = _data(n=50)
+    o = SoftmaxMetricLearning(X, y, LAM)
+    W = np.eye(X.shape[1]) * 2.0
+    out = {}
+    for path in ("blocks", "points"):
+        o.point_path = path
+        out[path] = o.mean_grad(W, 300, np.random.default_rng(11))
+    assert _relerr(out["blocks"], out["points"]) < 1e-12
+    with pytest.raises(ValueError, match="point_path"):
+        o.point_path = "fast"
+
+
+def test_a_seed_is_bit_identical_and_the_drawn_gradient_is_unbiased():
+    X, y = _data(n=40, d=3)
+    o = SoftmaxMetricLearning(X, y, LAM)
+    W = np.eye(3) * 2.0
+    a = o.mean_grad(W, 40, np.random.default_rng(5))
+    b = o.mean_grad(W, 40, np.random.default_rng(5))
+    c = o.mean_grad(W, 40, np.random.default_rng(6))
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    full = _ref(o, W, np.arange(o.n_anchors))[1]
+    rng = np.random.default_rng(0)
+    draws = [o.mean_grad(W, 100, rng) for _ in range(300)]
+    spread = np.std(draws, axis=0).max()
+    assert np.abs(np.mean(draws, axis=0) - full).max() < 6 * spread / math.sqrt(300)
+
+
+def test_smoothness_bound_holds_on_the_full_gradient():
+    X, y = _data(n=50, d=4)
+    o = SoftmaxMetricLearning(X, y, LAM)
+    a = np.arange(o.n_anchors)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        W1, W2 = (rng.standard_normal((4, 4)) * 3 for _ in range(2))
+        W1, W2 = W1 + W1.T, W2 + W2.T
+        dg = o._mean_grad_anchors(W1, a) - o._mean_grad_anchors(W2, a)
+        assert np.linalg.norm(dg) <= o.L * np.linalg.norm(W1 - W2) * (1 + 1e-12)
+    assert o.G == pytest.approx(o.grad_bound(o.R))
+    # the optimum lies in the ball of radius R: F >= (lam/2)||W||^2 and F(W*) <= F(0)
+    assert 0.5 * LAM * o.R ** 2 == pytest.approx(o.value(np.zeros((4, 4))), rel=1e-12)
+
+
+def test_candidate_lists_against_brute_force():
+    X, y = _data(n=45)
+    y[:1] = 7                                      # a class of one point: not an anchor
+    anchors, ptr, cand, n_t = candidate_lists(X, y, 3, 5)
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    assert 0 not in anchors.tolist() and len(anchors) == len(X) - 1
+    for a, i in enumerate(anchors):
+        order = np.argsort(D2[i], kind="stable")
+        same = [j for j in order if y[j] == y[i] and j != i][:3]
+        other = [j for j in order if y[j] != y[i]][:5]
+        assert n_t[a] == len(same)
+        assert cand[ptr[a]:ptr[a + 1]].tolist() == same + other
+
+
+def test_bad_inputs_raise_clear_errors():
+    X, y = _data(n=20, d=3)
+    with pytest.raises(TypeError, match="dense"):
+        SoftmaxMetricLearning(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="norm"):
+        SoftmaxMetricLearning(X * 2.0, y)
+    with pytest.raises(ValueError, match="NaN"):
+        SoftmaxMetricLearning(np.where(np.eye(20, 3) > 0, np.nan, X), y)
+    with pytest.raises(ValueError, match="unique"):
+        SoftmaxMetricLearning(X, np.arange(20))
+    with pytest.raises(ValueError, match="two classes"):
+        SoftmaxMetricLearning(X, np.zeros(20))
+    for lam in (0.0, -1.0, math.inf, True):
+        with pytest.raises(ValueError, match="lam"):
+            SoftmaxMetricLearning(X, y, lam)
+    for name in ("n_targets", "n_impostors"):
+        with pytest.raises(ValueError, match=name):
+            SoftmaxMetricLearning(X, y, **{name: 0})
+    o = SoftmaxMetricLearning(X, y)
+    with pytest.raises(ValueError, match="B must be"):
+        o.mean_grad(np.eye(3), 0, np.random.default_rng(0))
+    with pytest.raises(ValueError):
+        o.mean_grad(np.eye(4), 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="anchor indices"):
+        o._mean_grad_anchors(np.eye(3), [o.n_anchors])
+    with pytest.raises(TypeError, match="pickle"):
+        pickle.dumps(o)
+
+
+def test_minimize_reaches_the_full_batch_optimum():
+    """logt.minimize on the oracle ends near the optimum of a long full-batch projected gradient run."""
+    import logt
+    from logt.domains import PSDCone
+    X, y = _data(n=40, d=3)
+    o = SoftmaxMetricLearning(X, y, LAM)
+    a = np.arange(o.n_anchors)
+    W = np.zeros((3, 3))
+    cone = PSDCone(3)
+    for _ in range(3000):
+        W = cone.project(W - o._mean_grad_anchors(W, a) / o.L)
+    f_star = o.value(W)
+    res = logt.minimize(o, PSDCone(3), T=200_000, rng=0)
+    assert np.isfinite(res.fun) and o.value(res.x) - f_star < 2e-3 * abs(f_star)
