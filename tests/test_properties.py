@@ -319,6 +319,52 @@ def test_metric_gradient_points_equals_pairs_and_numpy(prob):
     assert abs(v1 - v2) <= 1e-12 * max(1.0, abs(v1))
 
 
+# ---------------------------------------------------------------- the neighbour-softmax gradient's two paths
+
+@st.composite
+def softmax_problems(draw):
+    n = draw(st.integers(3, 40))
+    d = draw(st.integers(1, 12))
+    n_classes = draw(st.integers(2, 4))
+    n_t = draw(st.integers(1, 5))
+    n_i = draw(st.integers(1, 30))
+    B = draw(st.integers(1, 200))
+    seed = draw(st.integers(0, 2**32 - 1))
+    scale = draw(st.sampled_from([1e-150, 1e-3, 1.0, 1e3, 1e150]))       # W's magnitude
+    dup = draw(st.booleans())                                              # duplicate rows (q = 0)
+    return n, d, n_classes, n_t, n_i, B, seed, scale, dup
+
+
+@given(softmax_problems())
+def test_softmax_gradient_paths_equal_numpy(prob):
+    from logt.bench.references import softmax_grad_dense
+    from logt.oracles import SoftmaxMetricLearning
+    n, d, n_classes, n_t, n_i, B, seed, scale, dup = prob
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if dup:
+        X[1::3] = X[0::3][: len(X[1::3])]
+    X /= max(1.0, float(np.linalg.norm(X, axis=1).max()))
+    y = np.arange(n) % n_classes
+    y[0] = y[1]                                            # a class with two points
+    o = SoftmaxMetricLearning(X, y, 0.1, n_targets=n_t, n_impostors=n_i, n_eval_anchors=50, eval_rng=seed)
+    A = rng.standard_normal(o.shape)
+    W = scale * (A @ A.T) / d                              # PSD: the softmax weights stay finite
+    a = rng.integers(0, o.n_anchors, B).astype(np.int32)
+    out = {}
+    for path in ("blocks", "points"):
+        o.point_path = path
+        out[path] = o._mean_grad_anchors(W, a)
+        assert np.isfinite(out[path]).all()
+    ref = softmax_grad_dense(X, (o.anchors, o.ptr, o.candidates, o.n_targets_per_anchor), a, W, o.unit, 0.1)
+    u2 = float(((X[:, None] - X[None]) ** 2).sum(-1).max()) / o.unit
+    tol = 1e-11 * max(1.0, np.abs(ref).max(), 2 * u2)
+    for path in ("blocks", "points"):
+        assert np.abs(out[path] - ref).max() <= tol, path
+    v = o._eval_loss(W)
+    assert np.isfinite(v) and v >= -1e-12
+
+
 @settings(max_examples=300, deadline=None)
 @given(sigma2=st.floats(0.0, 1e12), mean_sq=st.floats(0.0, 1e12), n=st.integers(1, 10**7),
        M=st.integers(1, 10**4), c=st.floats(1e-6, 4.0))
