@@ -238,6 +238,25 @@ def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy
         assert len(fits) == 1                      # no second fit for a metric that is not kept
 
 
+def test_check_compares_at_most_check_max_rows_held_out_rows(monkeypatch):
+    from sklearn.neighbors import KNeighborsClassifier
+    from logt._rng import check_rng
+    from logt.experiments.highdim_data import dense_classification
+    X, y = dense_classification(500, 300, n_informative=4, n_classes=3, class_sep=0.8, rng=1)
+    _, _, fr = MetricLearner(rng=1)._subspace_fit(X, check_rng(1), y.astype(np.intp))
+    monkeypatch.setattr(S, "CHECK_MAX_ROWS", 30)
+    idx = S.check_rows(~fr)
+    assert idx.size == 30 and np.all(~fr[idx]) and np.all(np.diff(idx) > 0)
+    assert idx[0] == np.flatnonzero(~fr)[0] and idx[-1] == np.flatnonzero(~fr)[-1]      # spread over the rows
+    ml = MetricLearner(rng=1, T=20_000).fit(X, y)
+    c = ml.check_accuracy_
+    assert c["n_rows"] == 30
+    ref = KNeighborsClassifier(1).fit(X[fr], y[fr]).score(X[idx], y[idx])
+    assert c["euclidean"] == pytest.approx(ref)
+    monkeypatch.setattr(S, "CHECK_MAX_ROWS", 10**9)
+    np.testing.assert_array_equal(S.check_rows(~fr), np.flatnonzero(~fr))               # below the cap: all
+
+
 def test_leave_one_out_check_with_the_euclidean_candidate_against_bruteforce():
     X, y = _classes(45, 200, 7)                          # 15 per class: too few to hold 20 rows out
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)

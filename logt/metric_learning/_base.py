@@ -421,9 +421,9 @@ class MahalanobisLearner(BaseEstimator):
                 acc = lambda A: _subspace.loo_1nn_accuracy(A, codes)
                 how, n_check = "leave-one-out", Z.shape[0]
             else:
-                fr, ho = fit_rows, ~fit_rows
+                fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
                 acc = lambda A: _subspace.nn1_accuracy(A[fr], codes[fr], A[ho], codes[ho])
-                how, n_check = "held-out", int(ho.sum())
+                how, n_check = "held-out", int(ho.size)
             a = {"learned": acc(Z @ C.T), "subspace": acc(Z)}
             if raw:
                 a["euclidean"] = acc(_active_columns(X, active))

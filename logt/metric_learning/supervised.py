@@ -113,7 +113,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
         64) plus the span of the class means outside them (at most ``n_classes - 1`` directions). The
         metric (the softmax loss, unless ``loss`` says otherwise) is then learned on 75% of each class
-        and kept only if its 1-NN accuracy on the other 25% is at least the subspace's Euclidean one,
+        and kept only if its 1-NN accuracy on the other 25% (at most 2,000 of those rows,
+        ``subspace.CHECK_MAX_ROWS``) is at least the subspace's Euclidean one,
         and then learned again on all rows; on dense input of at most 1,024 x 1,024 (varying x all)
         features, plain Euclidean distances replace both when strictly more accurate there
         (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit).
