@@ -184,6 +184,27 @@ def _as_point(v, tuple shape, str name):
     return a
 
 
+POINT_PATHS = ("auto", "blocks", "points")
+
+
+def _point_path_code(value):
+    """The code (0 auto, 1 blocks, 2 points) of a ``point_path`` name of the triplet and softmax kernels."""
+    if value not in POINT_PATHS:
+        raise ValueError(f"point_path must be one of {sorted(POINT_PATHS)}, got {value!r}")
+    return POINT_PATHS.index(value)
+
+
+def _index_array(t, Py_ssize_t n, str arg, str what):
+    """``t`` as a C-contiguous int32 array of indices in ``[0, n)``, non-empty and 1-D (the kernels'
+    given-sample test entry points); ``arg`` names the argument, ``what`` the samples in messages."""
+    t = np.ascontiguousarray(t, dtype=np.int32)
+    if t.ndim != 1 or len(t) == 0:
+        raise ValueError(f"{arg} must be a non-empty 1-D array of {what} indices")
+    if t.min() < 0 or t.max() >= n:
+        raise ValueError(f"{what} indices must be in [0, {n})")
+    return t
+
+
 def _check_out(out, tuple shape, str name="out"):
     if out is None:
         return np.empty(shape, dtype=np.float64)

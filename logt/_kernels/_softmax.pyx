@@ -35,6 +35,7 @@ from libc.string cimport memset
 from numpy.random cimport bitgen_t
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, dsyr2k
 
+from logt._kernels._base import POINT_PATHS, _as_point, _check_out, _index_array, _point_path_code
 from logt._kernels._base cimport (CompiledOracle, poll_signals, poll_start, raise_pending,
                                   LOGT_INTERRUPTED)
 from logt._kernels._pairs cimport bounded_uint32, _dense_q, _mirror_add_lam
@@ -159,14 +160,11 @@ cdef class SoftmaxGradientCore(CompiledOracle):
     def point_path(self):
         """"auto" (default: the point path when the batch's candidate rows are at least ``2 n``), "blocks"
         or "points" (when allocated). Same draws, same value up to rounding."""
-        return ("auto", "blocks", "points")[self._point_path]
+        return POINT_PATHS[self._point_path]
 
     @point_path.setter
     def point_path(self, value):
-        names = {"auto": 0, "blocks": 1, "points": 2}
-        if value not in names:
-            raise ValueError(f"point_path must be one of {sorted(names)}, got {value!r}")
-        self._point_path = names[value]
+        self._point_path = _point_path_code(value)
 
     cdef bint _use_points(self, Py_ssize_t B) noexcept nogil:
         """The point path costs O(n d^2) per call, the blocks O(d^2) per candidate row: points from about
@@ -342,13 +340,8 @@ cdef class SoftmaxGradientCore(CompiledOracle):
 
     def _mean_grad_anchors(self, W, a, out=None):
         """Mean gradient over GIVEN anchors ``a`` (indices into the anchors; private, for tests)."""
-        from logt._kernels._base import _as_point, _check_out
         Wa = _as_point(W, self.shape, "W")
-        a = np.ascontiguousarray(a, dtype=np.int32)
-        if a.ndim != 1 or len(a) == 0:
-            raise ValueError("a must be a non-empty 1-D array of anchor indices")
-        if a.min() < 0 or a.max() >= self.n_anchors:
-            raise ValueError(f"anchor indices must be in [0, {self.n_anchors})")
+        a = _index_array(a, self.n_anchors, "a", "anchor")
         out = _check_out(out, self.shape)
         if np.shares_memory(Wa, out):
             Wa = Wa.copy()
@@ -396,7 +389,6 @@ cdef class SoftmaxGradientCore(CompiledOracle):
 
     def _eval_loss(self, W):
         """Mean loss over the evaluation anchors (no regularizer)."""
-        from logt._kernels._base import _as_point
         Wa = _as_point(W, self.shape, "W")
         cdef double[::1] wb = Wa.reshape(-1)
         cdef double r

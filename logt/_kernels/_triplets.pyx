@@ -30,6 +30,7 @@ from libc.string cimport memset
 from numpy.random cimport bitgen_t
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, dsyr2k
 
+from logt._kernels._base import POINT_PATHS, _as_point, _check_out, _index_array, _point_path_code
 from logt._kernels._base cimport (CompiledOracle, bitgen_of, sigmoid_neg, poll_signals, poll_start,
                                   raise_pending, LOGT_INTERRUPTED)
 from logt._kernels._pairs cimport bounded_uint32, _dense_q, _mirror_add_lam
@@ -148,14 +149,11 @@ cdef class TripletGradientCore(CompiledOracle):
     def point_path(self):
         """"auto" (default: the point path when ``B >= n``), "blocks" or "points" (when allocated).
         Same draws, same value up to rounding."""
-        return ("auto", "blocks", "points")[self._point_path]
+        return POINT_PATHS[self._point_path]
 
     @point_path.setter
     def point_path(self, value):
-        names = {"auto": 0, "blocks": 1, "points": 2}
-        if value not in names:
-            raise ValueError(f"point_path must be one of {sorted(names)}, got {value!r}")
-        self._point_path = names[value]
+        self._point_path = _point_path_code(value)
 
     cdef bint _use_points(self, Py_ssize_t B) noexcept nogil:
         if self._Z == NULL or self._point_path == 1:
@@ -271,13 +269,8 @@ cdef class TripletGradientCore(CompiledOracle):
 
     def _mean_grad_triplets(self, W, t, out=None):
         """Mean gradient over GIVEN triplets ``t`` (indices into the list; private, for tests)."""
-        from logt._kernels._base import _as_point, _check_out
         Wa = _as_point(W, self.shape, "W")
-        t = np.ascontiguousarray(t, dtype=np.int32)
-        if t.ndim != 1 or len(t) == 0:
-            raise ValueError("t must be a non-empty 1-D array of triplet indices")
-        if t.min() < 0 or t.max() >= self.n_triplets:
-            raise ValueError(f"triplet indices must be in [0, {self.n_triplets})")
+        t = _index_array(t, self.n_triplets, "t", "triplet")
         out = _check_out(out, self.shape)
         if np.shares_memory(Wa, out):
             Wa = Wa.copy()
@@ -311,7 +304,6 @@ cdef class TripletGradientCore(CompiledOracle):
 
     def _eval_loss(self, W):
         """Mean triplet loss ``log(1 + exp(z))`` over the evaluation triplets (no regularizer)."""
-        from logt._kernels._base import _as_point
         Wa = _as_point(W, self.shape, "W")
         cdef double[::1] wb = Wa.reshape(-1)
         cdef double r

@@ -223,16 +223,15 @@ def softmax_grad_dense(Xd, lists, a, W, unit, lam=METRIC_LAM):
     """
     anchors, ptr, cand, n_t = lists
     cnt = (ptr[a + 1] - ptr[a]).astype(np.int64)
-    rows = np.repeat(ptr[a] - np.cumsum(cnt) + cnt, cnt) + np.arange(cnt.sum())   # candidate positions
     owner = np.repeat(np.arange(len(a)), cnt)
-    U = Xd[np.repeat(anchors[a], cnt)] - Xd[cand[rows]]
+    pos = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)            # index within the anchor
+    U = Xd[anchors[a][owner]] - Xd[cand[ptr[a][owner] + pos]]
     z = -np.einsum("bk,kl,bl->b", U, W, U, optimize=True) / unit
     zmax = np.full(len(a), -np.inf)
     np.maximum.at(zmax, owner, z)
     e = np.exp(z - zmax[owner])
     tot = np.bincount(owner, e, minlength=len(a))
     w = -e / tot[owner]
-    pos = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)            # index within the anchor
     t = n_t[a][owner]
     w += np.where(pos < t, 1.0 / t, 0.0)
     w /= unit * len(a)

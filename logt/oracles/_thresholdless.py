@@ -1,9 +1,40 @@
-"""What the compiled metric oracles without a threshold (triplets, neighbour softmax) share in Python."""
+"""What the compiled metric oracles without a threshold (triplets, neighbour softmax) share in Python:
+their input checks and the methods of the oracle protocol that do not depend on the loss."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["ThresholdlessMetric"]
+from .metric import _check_X, _check_y, label_codes
+
+__all__ = ["ThresholdlessMetric", "check_lam", "check_dense_labelled"]
+
+
+def check_lam(lam):
+    """``lam`` as a float: a finite real number > 0, else ValueError."""
+    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(lam) and lam > 0):
+        raise ValueError(f"lam must be finite and > 0, got {lam!r}")
+    return float(lam)
+
+
+def check_dense_labelled(X, y, owner, kind, max_features, max_name):
+    """``(X, classes, codes)``: ``X`` a dense (n, d) array with ``d <= max_features`` and rows in the unit
+    ball (:func:`logt.oracles.metric._check_X`), ``y`` (n,) labels of at least two classes. ``owner`` (the
+    class name), ``kind`` ("triplet", "softmax") and ``max_name`` (the limit's name) word the errors."""
+    if sp.issparse(X):
+        raise TypeError(f"{owner} needs dense X (an ndarray); densify it (X.toarray()) "
+                        "or use the pair oracle logt.oracles.MetricLearning")
+    X = np.asarray(X)
+    if X.ndim == 2 and X.shape[1] > max_features:
+        raise ValueError(f"X has {X.shape[1]} columns; the {kind} oracle supports at most "
+                         f"{max_name} = {max_features}")
+    X = _check_X(X, "X")
+    y = _check_y(y, X.shape[0], "y", "X")
+    classes, codes = label_codes(y, "y")
+    if len(classes) < 2:
+        raise ValueError(f"y must contain at least two classes, got only {classes[0]!r}")
+    return X, classes, codes
 
 
 class ThresholdlessMetric:

@@ -22,13 +22,12 @@ away and pulls the targets in), which is what k-NN needs when classes overlap.
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._kernels._softmax import MAX_ANCHORS, MAX_SOFTMAX_FEATURES, SoftmaxGradientCore
 from .._rng import check_rng
-from ._thresholdless import ThresholdlessMetric
+from ._thresholdless import ThresholdlessMetric, check_dense_labelled, check_lam
 from . import neighbors as nb
-from .metric import MAX_EVAL_PAIRS, _check_X, _check_int, _check_y, label_codes
+from .metric import MAX_EVAL_PAIRS, _check_int
 from .neighbors import MAX_NEIGHBORS, pair_sq_distances_any
 
 __all__ = ["SoftmaxMetricLearning", "candidate_lists"]
@@ -91,25 +90,12 @@ class SoftmaxMetricLearning(ThresholdlessMetric, SoftmaxGradientCore):
     """
 
     def __init__(self, X, y, lam=0.1, *, n_targets=3, n_impostors=20, n_eval_anchors=10_000, eval_rng=0):
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be finite and > 0, got {lam!r}")
-        lam = float(lam)
+        lam = check_lam(lam)
         n_targets = _check_int(n_targets, "n_targets", 1, MAX_NEIGHBORS)
         n_impostors = _check_int(n_impostors, "n_impostors", 1, MAX_NEIGHBORS)
         n_eval = _check_int(n_eval_anchors, "n_eval_anchors", 1, MAX_EVAL_PAIRS)
-        if sp.issparse(X):
-            raise TypeError("SoftmaxMetricLearning needs dense X (an ndarray); densify it (X.toarray()) "
-                            "or use the pair oracle logt.oracles.MetricLearning")
-        X = np.asarray(X)
-        if X.ndim == 2 and X.shape[1] > MAX_SOFTMAX_FEATURES:
-            raise ValueError(f"X has {X.shape[1]} columns; the softmax oracle supports at most "
-                             f"MAX_SOFTMAX_FEATURES = {MAX_SOFTMAX_FEATURES}")
-        X = _check_X(X, "X")
-        y = _check_y(y, X.shape[0], "y", "X")
-        classes, codes = label_codes(y, "y")
-        if len(classes) < 2:
-            raise ValueError(f"y must contain at least two classes, got only {classes[0]!r}")
+        X, classes, codes = check_dense_labelled(X, y, "SoftmaxMetricLearning", "softmax", MAX_SOFTMAX_FEATURES,
+                                                 "MAX_SOFTMAX_FEATURES")
         if np.bincount(codes).max() < 2:
             raise ValueError("the softmax loss needs a class with at least 2 points (a target neighbour); "
                              "every label in y is unique")
@@ -118,9 +104,9 @@ class SoftmaxMetricLearning(ThresholdlessMetric, SoftmaxGradientCore):
         gen = check_rng(eval_rng)
         anchors, ptr, cand, n_t = candidate_lists(X, codes, n_targets, n_impostors, gen)
         m = len(anchors)
-        ai = np.repeat(anchors, np.diff(ptr)).astype(np.int32)
-        sq = pair_sq_distances_any(X, ai, cand)                     # squared candidate distances
-        is_target = np.arange(len(cand)) - np.repeat(ptr[:-1], np.diff(ptr)) < np.repeat(n_t, np.diff(ptr))
+        counts = np.diff(ptr)
+        sq = pair_sq_distances_any(X, np.repeat(anchors, counts), cand)       # squared candidate distances
+        is_target = np.arange(len(cand)) - np.repeat(ptr[:-1], counts) < np.repeat(n_t, counts)
         unit = float(sq[is_target].mean())
         if not (unit > 0 and math.isfinite(unit)):
             unit = float(sq.mean()) if sq.mean() > 0 else 1.0      # every target is a duplicate
@@ -129,7 +115,7 @@ class SoftmaxMetricLearning(ThresholdlessMetric, SoftmaxGradientCore):
         u2 = float(sq.max()) / unit                                  # max ||u||^2 / s
         self.L = lam + u2 * u2
         self._gnorm = 2.0 * u2
-        self.R = math.sqrt(2.0 * float(np.mean(np.log(np.diff(ptr)))) / lam)
+        self.R = math.sqrt(2.0 * float(np.mean(np.log(counts))) / lam)
         self.G = self.grad_bound(self.R)
         self.classes = classes
         self.n_targets = n_targets

@@ -18,13 +18,12 @@ other, which is what 1-NN needs on small, well-separated classes (docs/evidence/
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._kernels._triplets import MAX_TRIPLET_FEATURES, MAX_TRIPLETS, TripletGradientCore
 from .._rng import check_rng
-from ._thresholdless import ThresholdlessMetric
+from ._thresholdless import ThresholdlessMetric, check_dense_labelled, check_lam
 from . import neighbors as nb
-from .metric import MAX_EVAL_PAIRS, _check_X, _check_int, _check_y, label_codes
+from .metric import MAX_EVAL_PAIRS, _check_int
 from .neighbors import check_impostor_radius, pair_sq_distances_any
 
 __all__ = ["TripletMetricLearning", "triplet_list"]
@@ -82,26 +81,13 @@ class TripletMetricLearning(ThresholdlessMetric, TripletGradientCore):
 
     def __init__(self, X, y, lam=0.1, *, n_neighbors=3, impostor_radius=1.5, triplets=None,
                  n_eval_triplets=10_000, eval_rng=0):
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be finite and > 0, got {lam!r}")
-        lam = float(lam)
+        lam = check_lam(lam)
         n_neighbors = _check_int(n_neighbors, "n_neighbors", 1, 256)
         n_eval = _check_int(n_eval_triplets, "n_eval_triplets", 1, MAX_EVAL_PAIRS)
         impostor_radius = check_impostor_radius(impostor_radius)
-        if sp.issparse(X):
-            raise TypeError("TripletMetricLearning needs dense X (an ndarray); densify it (X.toarray()) "
-                            "or use the pair oracle logt.oracles.MetricLearning")
-        X = np.asarray(X)
-        if X.ndim == 2 and X.shape[1] > MAX_TRIPLET_FEATURES:
-            raise ValueError(f"X has {X.shape[1]} columns; the triplet oracle supports at most "
-                             f"MAX_TRIPLET_FEATURES = {MAX_TRIPLET_FEATURES}")
-        X = _check_X(X, "X")
-        y = _check_y(y, X.shape[0], "y", "X")
+        X, classes, codes = check_dense_labelled(X, y, "TripletMetricLearning", "triplet", MAX_TRIPLET_FEATURES,
+                                                 "MAX_TRIPLET_FEATURES")
         n = X.shape[0]
-        classes, codes = label_codes(y, "y")
-        if len(classes) < 2:
-            raise ValueError(f"y must contain at least two classes, got only {classes[0]!r}")
         gen = check_rng(eval_rng)
         if triplets is None:
             if np.bincount(codes).max() < 2:
