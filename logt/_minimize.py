@@ -195,9 +195,10 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
       ``method="logt"``'s (same random stream, same result).
     * **the accelerated stages** (``result.method == "logt_acc"``, its auto rule)
       otherwise: ``~5.7 sqrt(L_est/lam)`` projections per contracting stage instead
-      of ``~2 L_est/lam`` per epoch, at most 2% of ``T`` in all. When not even one
-      contracting stage fits (``T`` too small for ``L/lam``) it runs shorter stages
-      and reports ``success=False`` with a ``T`` that would suffice.
+      of ``~2 L_est/lam`` per epoch, at most 2% of ``T`` in all, the last segment
+      averaged mini-batch SGD (``result.params["tail"]``; see ``logt.methods.LogTAcc``).
+      When not even one contracting stage fits (``T`` too small for ``L/lam``) it runs
+      shorter stages and reports ``success=False`` with a ``T`` that would suffice.
 
     ``result.params["chosen_by"]`` states the numbers behind the choice. Both end
     with a check of the run's own evidence (the gradient mapping at the end against

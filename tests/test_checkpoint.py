@@ -264,3 +264,41 @@ def test_resume_with_trace_counts_and_a_trace_mismatch(tmp_path):
     resumed = logt.minimize(oracle, domain, 300_000, trace="counts", resume=path, **kw)
     assert_same_result(full, resumed)
     assert set(resumed.trace) == {"n_calls", "n_projections"}
+
+
+class CrashAfter:
+    """Wraps an oracle: counts its ``mean_grad`` calls and raises ``Boom`` at the ``k``-th (never when None)."""
+
+    def __init__(self, oracle, k=None):
+        self.oracle, self.k, self.n = oracle, k, 0
+        self.shape, self.lam, self.L = oracle.shape, oracle.lam, oracle.L
+        self.value = oracle.value
+
+    def mean_grad(self, w, B, rng, out=None):
+        self.n += 1
+        if self.n == self.k:
+            raise Boom
+        return self.oracle.mean_grad(w, B, rng, out=out)
+
+
+@pytest.mark.filterwarnings("ignore::logt.ConvergenceWarning")
+def test_logt_acc_resumes_bit_identical_from_inside_its_tail(tmp_path):
+    """A crash in the middle of the stages' averaged tail (checkpoints at every step): the resumed run
+    repeats only the rest of the tail and ends bit-identical, its check and counts included."""
+    from logt.experiments.kappa import make_problem
+    from logt.methods.logt_acc import TAIL_CHECK_BATCHES
+    oracle, dom = make_problem("psd", 1000)
+    T = 60_000
+    counter = CrashAfter(oracle)
+    full = logt.minimize(counter, dom, T, method="logt_acc", rng=7)
+    n = full.params["tail"]["n"]
+    assert n >= 8
+    k = counter.n - TAIL_CHECK_BATCHES - n // 2                     # a step in the tail's second half
+    path = tmp_path / "tail.ckpt"
+    with pytest.raises(Boom):
+        logt.minimize(CrashAfter(oracle, k), dom, T, method="logt_acc", rng=7, checkpoint=path,
+                      checkpoint_every=0)
+    again = CrashAfter(oracle)
+    resumed = logt.minimize(again, dom, T, method="logt_acc", rng=7, resume=path)
+    assert_same_result(full, resumed)
+    assert again.n == counter.n - k + 1                              # from the crashed step on, nothing more

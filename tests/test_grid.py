@@ -31,6 +31,9 @@ def test_family_is_held_out_and_large():
     assert min(s["kappa"] for s in fam) < 10 and max(s["kappa"] for s in fam) > 1e4
     assert min(s["T"] for s in fam) < 2e4 and max(s["T"] for s in fam) > 5e5
     assert grid.family_specs() == fam                     # seeded: the same problems every time
+    fam2 = grid.family_specs(seed=grid.FAMILY2_SEED)     # the second family: other problems, other names
+    assert len(fam2) == len(fam) and all(s["name"].startswith("g") for s in fam2)
+    assert [s["seed"] for s in fam2] != [s["seed"] for s in fam]
 
 
 @pytest.mark.parametrize("shape", grid.SHAPES + ("power",))

@@ -19,10 +19,10 @@ from logt.bench import end_to_end as e2e
 from logt.bench.harness import compare, fmt_time, machine_info
 from logt.bench.references import SPECTRA
 
-SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask", "bank", "family")
+SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask", "bank", "family", "family2")
 # "learners" fits peer learners (minutes) and "dask" starts a local cluster (~2 min): only with --only
 # "bank" runs the default call and the baselines on the grid and the named problems (~25 min; --quick ~1 min),
-# "family" on the held-out generated family (~30 min): only with --only
+# "family" on the held-out generated family (~15 min), "family2" on a second one drawn later: only with --only
 DEFAULT_SECTIONS = SECTIONS[:4]
 
 # Targets: (reference column, minimum ratio reference/logt).
@@ -215,6 +215,9 @@ def run(only=None, quick=False, data_dir=None, log=None):
         if "family" in sections:
             from logt.bench.grid import family_section
             parts.append(family_section(quick, log))
+        if "family2" in sections:
+            from logt.bench.grid import FAMILY2_SEED, family_section
+            parts.append(family_section(quick, log, seed=FAMILY2_SEED))
     parts.append(f"_Total time of this report: {time.perf_counter() - t0:.0f} s._")
     buf = io.StringIO()
     buf.write("\n\n".join(parts) + "\n")

@@ -21,7 +21,8 @@ while their mini-batches grow geometrically, which is what gives ``O(1/T)``:
 * **The accelerated stages** (``method="logt_acc"``, auto rule): a stage of
   ``N(N+1) >= 32 L/lam`` AC-SA iterations contracts the excess by ``1/8``
   whatever ``L/lam`` is, with ``N ~ 5.7 sqrt(L/lam)`` projections, while the
-  batch grows 4x (:mod:`logt.methods.logt_acc`).
+  batch grows 4x (:mod:`logt.methods.logt_acc`); their last segment is averaged
+  mini-batch SGD, which averages the noise along every direction it mixes.
 
 So: the epochs when they contract (``c >= EPOCH_C_MIN``), the stages
 otherwise. Where the epochs contract, the run is exactly ``method="logt"``'s

@@ -78,7 +78,7 @@ def add_pair(st, ga, gb):
 MIN_PAIRS = 4         # fewer gradient pairs in the segment: the noise measured at x0 (sigma2 / B) instead
 
 
-def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0):
+def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0, extra_noise=0.0):
     """The check's verdict (a JSON-able dict) from the gradient mapping ``G`` at the segment's mean point.
 
     ``ok`` is False when ``R = ||G||^2 m / s > R_MAX`` and ``||G|| > solved``
@@ -88,7 +88,8 @@ def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0):
     given; with no pair and no ``batch_noise`` (a budget too small to measure the noise, a
     segment of one gradient) the check is not made (``ok`` True, ``R`` None). ``shift`` is
     added to ``||G||``: a bound on how much the mapping can change between the segment's mean
-    point and the returned point.
+    point and the returned point. ``extra_noise`` is added to the noise level ``s / m`` (the variance
+    of a correction that moved ``G`` from the segment's mean point to the returned point).
     """
     m = int(st["chk_m"])
     g_mid = float(np.linalg.norm(G))
@@ -99,7 +100,7 @@ def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0):
     elif st["chk_npair"] == 0:               # no noise estimate at all: nothing to compare with
         return {"ok": True, "R": None, "R_max": R_MAX, "grad_map_norm": math.sqrt(g2), "noise_norm": None,
                 "solved_norm": float(solved), "n_batches": m, "eta": float(eta), "where": where + " (not checked: no noise estimate)"}
-    noise2 = s / max(m, 1)
+    noise2 = s / max(m, 1) + max(float(extra_noise), 0.0)
     is_solved = math.sqrt(g2) <= solved
     R = g2 / noise2 if noise2 > 0.0 else (0.0 if is_solved else math.inf)
     ok = bool(R <= R_MAX or is_solved)
