@@ -199,15 +199,20 @@ def test_report_quick_toy_runs():
     assert "PSD projection" not in r.stdout
 
 
-def test_triplet_reference_matches_the_kernel():
-    from logt.oracles import TripletMetricLearning
-    rng = np.random.default_rng(4)
+def _clusters_and_metric(seed):
+    """80 points in 3 shifted clusters (6 features, rows of norm <= 1), labels, a PSD ``W`` and the generator."""
+    rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, 80)
     X = rng.standard_normal((80, 6)) + y[:, None]
     X /= np.linalg.norm(X, axis=1).max()
-    o = TripletMetricLearning(X, y, ref.METRIC_LAM)
     A = rng.standard_normal((6, 6))
-    W = A @ A.T
+    return X, y, A @ A.T, rng
+
+
+def test_triplet_reference_matches_the_kernel():
+    from logt.oracles import TripletMetricLearning
+    X, y, W, rng = _clusters_and_metric(4)
+    o = TripletMetricLearning(X, y, ref.METRIC_LAM)
     t = rng.integers(0, o.n_triplets, 300)
     got = ref.triplet_grad_dense(X, o.triplets, t, W, o.unit)
     np.testing.assert_allclose(got, o._mean_grad_triplets(W, t), rtol=1e-11, atol=1e-13)
@@ -215,13 +220,8 @@ def test_triplet_reference_matches_the_kernel():
 
 def test_softmax_reference_matches_the_kernel():
     from logt.oracles import SoftmaxMetricLearning
-    rng = np.random.default_rng(5)
-    y = rng.integers(0, 3, 80)
-    X = rng.standard_normal((80, 6)) + y[:, None]
-    X /= np.linalg.norm(X, axis=1).max()
+    X, y, W, rng = _clusters_and_metric(5)
     o = SoftmaxMetricLearning(X, y, ref.METRIC_LAM)
-    A = rng.standard_normal((6, 6))
-    W = A @ A.T
     a = rng.integers(0, o.n_anchors, 300)
     lists = (o.anchors, o.ptr, o.candidates, o.n_targets_per_anchor)
     got = ref.softmax_grad_dense(X, lists, a, W, o.unit)

@@ -700,18 +700,14 @@ def _drive_auto(run, params, st):
                 failed = str(exc)
                 break
             if st["R_trust"] < 0:
-                g = max(float(np.linalg.norm(G)), gref, math.sqrt(sigma2 / B))
-                st["R_trust"] = TRUST * g / mu
+                st["R_trust"] = _trust_radius(G, gref, sigma2, B, mu)
             dist = max(float(np.linalg.norm(x - st["p"])), float(np.linalg.norm(xag - st["p"])))
             if not dist <= st["R_trust"]:
                 failed = (f"the iterate left the trust ball around the stage's start (distance {dist:.3g} > "
                           f"{st['R_trust']:.3g}) at iteration {t}")
                 break
             if last and t > N // 2:                       # the check's segment and the suffix mean
-                if st["chk_m"] > 0:
-                    _chk.add_pair(st, G, st["g_prev"])
-                _chk.add_gradient(st, xmd, G)
-                np.copyto(st["g_prev"], G)
+                _check_add(st, xmd, G)
                 xsum += xag
             st["t"] = t
             if t < N:
@@ -746,14 +742,32 @@ def _final_check(run, params, st, L, batch_noise):
     ``3 L d`` (``G`` is ``(2L + L_F)``-Lipschitz): the check uses ``||G|| + 3 L d``."""
     m = max(int(st["chk_m"]), 1)
     xbar = st["chk_xsum"] / m
-    gbar = st["chk_gsum"] / m
-    y = xbar - gbar / L
-    run.project(y, y, epoch=st["k"], eta=1.0 / L)
-    Gm = (xbar - y) * L
     shift = 3.0 * L * float(np.linalg.norm(st["xag"] - xbar))
-    st["chk_result"] = _chk.mapping_verdict(Gm, st, eta=1.0 / L, where="the last stage's second half",
+    _check_at(run, st, xbar, st["chk_gsum"] / m, L, "the last stage's second half", batch_noise, shift=shift)
+
+
+def _trust_radius(G, gref, sigma2, B, mu):
+    """The trust ball's radius around a segment's start, ``TRUST g / lam`` with ``g`` the largest of its first
+    gradient's norm, the run's first gradient norm ``gref`` and the batch noise ``sqrt(sigma2 / B)``."""
+    return TRUST * max(float(np.linalg.norm(G)), gref, math.sqrt(sigma2 / B)) / mu
+
+
+def _check_add(st, x, G):
+    """One gradient ``G`` at ``x`` into the check's segment (its sums, and its pair with the previous one)."""
+    if st["chk_m"] > 0:
+        _chk.add_pair(st, G, st["g_prev"])
+    _chk.add_gradient(st, x, G)
+    np.copyto(st["g_prev"], G)
+
+
+def _check_at(run, st, w, g, L, where, batch_noise, **noise):
+    """The check's verdict from the gradient mapping ``(w - Pi_D(w - g / L)) L`` at ``w`` with the gradient
+    estimate ``g`` (one projection); ``noise``: ``shift`` / ``extra_noise`` of ``mapping_verdict``."""
+    y = w - g / L
+    run.project(y, y, epoch=st["k"], eta=1.0 / L)
+    st["chk_result"] = _chk.mapping_verdict((w - y) * L, st, eta=1.0 / L, where=where,
                                             solved=_chk.solved_norm(run.grad_scale, run.lam, L),
-                                            batch_noise=batch_noise, shift=shift)
+                                            batch_noise=batch_noise, **noise)
     st["checked"] = True
 
 
@@ -877,13 +891,9 @@ def _drive_tail(run, params, st, sigma2, gref):
         try:
             run.grad(x, B, G, epoch=k, step=t, eta=eta)
             if st["R_trust"] < 0:
-                g = max(float(np.linalg.norm(G)), gref, math.sqrt(sigma2 / B))
-                st["R_trust"] = TRUST * g / mu
+                st["R_trust"] = _trust_radius(G, gref, sigma2, B, mu)
             if t > burn:
-                if st["chk_m"] > 0:
-                    _chk.add_pair(st, G, st["g_prev"])
-                _chk.add_gradient(st, x, G)
-                np.copyto(st["g_prev"], G)
+                _check_add(st, x, G)
             if t < n:
                 np.multiply(G, -eta, out=u)
                 u += x
@@ -934,10 +944,5 @@ def _tail_check(run, params, st, L, B, batch_noise):
         diffs.append(ga - gb)
     corr = np.mean(diffs, axis=0)
     spread = 0.5 * float(np.vdot(diffs[0] - diffs[1], diffs[0] - diffs[1])) / len(diffs)
-    z = y - (st["chk_gsum"] / m + corr) / L
-    run.project(z, z, epoch=k, eta=1.0 / L)
-    Gy = (y - z) * L
-    st["chk_result"] = _chk.mapping_verdict(Gy, st, eta=1.0 / L, where="the tail's output (its steps after the burn-in)",
-                                            solved=_chk.solved_norm(run.grad_scale, run.lam, L),
-                                            batch_noise=batch_noise, extra_noise=spread)
-    st["checked"] = True
+    _check_at(run, st, y, st["chk_gsum"] / m + corr, L, "the tail's output (its steps after the burn-in)",
+              batch_noise, extra_noise=spread)
