@@ -36,6 +36,19 @@ def test_family_is_held_out_and_large():
     assert [s["seed"] for s in fam2] != [s["seed"] for s in fam]
 
 
+def test_large_family_reaches_thousands_of_dimensions():
+    large = grid.large_specs()
+    assert len(large) == grid.LARGE_SIZE and grid.large_specs() == large
+    assert all(s["name"].startswith("h") for s in large)
+    entries = [s["n"] ** 2 if s["domain"] in ("psd", "trace_psd") else s["n"] for s in large]
+    assert min(entries) >= 200 and max(entries) >= 3000 and sorted(entries)[len(entries) // 2] >= 500
+    assert {s["kind"] for s in large} >= {"diag", "ls", "logistic", "python", "metric"}
+    assert {s["domain"] for s in large} == {"psd", "ball", "box", "trace_psd"}
+    assert min(s["kappa"] for s in large) < 10 and max(s["kappa"] for s in large) > 1e4
+    assert all(s["T"] <= grid.LARGE_MATRIX_T_MAX for s in large if s["domain"] in ("psd", "trace_psd"))
+    assert all(s.get("rows", 2000) >= 2 * s["n"] for s in large if s["kind"] in ("ls", "logistic"))
+
+
 @pytest.mark.parametrize("shape", grid.SHAPES + ("power",))
 def test_spectrum_spans_lam_to_kappa_lam(shape):
     h = grid.spectrum(np.random.default_rng(0), 17, 1e3, shape, 0.5)
@@ -82,6 +95,22 @@ def test_grid_references_are_optimal(name):
 def test_family_references_are_optimal(i):
     p = grid.problem(grid.family_specs()[i])
     _first_order_optimal(p)
+
+
+@pytest.mark.parametrize("name", ["h001_diag_ball", "h003_ls_ball", "h017_diag_trace_psd", "h023_diag_box"])
+def test_large_references_are_optimal(name):
+    p = grid.problem(next(s for s in grid.large_specs() if s["name"] == name))
+    _first_order_optimal(p)
+    if name == "h023_diag_box":                                      # d = 3,165: the closed form clip(a)
+        closed = np.clip(p.oracle.a, p.domain.lower, p.domain.upper)
+        assert abs(p.f_star - p.value(closed)) <= 1e-12 * max(1.0, abs(p.f_star)) + 1e-12 * p.value(p.x0)
+
+
+def test_large_section_quick_renders():
+    text = grid.large_section(quick=True, log=lambda m: None)
+    assert "## Large dimensions: 3 generated problems" in text and "**Summary** (3 problems)" in text
+    assert "runs with success=True at >= 10x: 0" in text
+    assert "| h003_ls_ball |" in text and "(d=269)" in text and "(20x20)" in text
 
 
 def _rec(key, seed, excess, success=True, n_proj=10, T=1000):

@@ -42,7 +42,7 @@ from logt.oracles import DiagonalQuadratic, FunctionOracle, LinearModel, MetricL
 
 __all__ = ["GRID_KAPPAS", "GRID_TS", "INSTANCES_PER_CELL", "NOISE_RATIOS", "FAMILY_SIZE", "Spec",
            "grid_specs", "family_specs", "build", "grid_instances", "family_problems", "run_records",
-           "summarize", "grid_section", "family_section"]
+           "large_specs", "summarize", "grid_section", "family_section", "large_section"]
 
 GRID_KAPPAS = (1.0, 10.0, 1e2, 1e3, 1e4, 1e5)
 GRID_TS = (10**4, 10**5, 10**6)
@@ -53,6 +53,9 @@ GRID_SEED = 2513
 FAMILY_SEED = 9071
 FAMILY2_SEED = 4242               # a second family, drawn after the first had informed the stages' tail
 FAMILY_SIZE = 120
+LARGE_SEED = 6151                 # the large-dimension family: drawn after both families, used for no rule
+LARGE_SIZE = 30
+LARGE_MATRIX_T_MAX = 5 * 10**4    # its baselines project every step (a 60x60 eigh): T capped for matrices
 PYTHON_T_MAX = 2 * 10**5          # Python oracles make one call per sample: larger T only compiled
 FLOOR_REL = 1e-9                  # an excess below FLOOR_REL * (F(x0) - F*) counts as solved
 SEEDS = 3
@@ -362,6 +365,36 @@ def grid_specs(kappas=GRID_KAPPAS, Ts=GRID_TS, per_cell=INSTANCES_PER_CELL):
     return out
 
 
+def _random_head(rng, kinds, vector_only):
+    """A generated problem's kind (from ``kinds``), ``L/lam`` (log-uniform in ``[1, 1e5]``), ``T``
+    (log-uniform in ``[1e4, 1e6]``, two significant digits) and domain (a ball or a box for the kinds in
+    ``vector_only``, the PSD cone for metric learning, any of the four otherwise), drawn in this order."""
+    kind = kinds[int(rng.integers(len(kinds)))]
+    kappa = float(10.0 ** rng.uniform(0.0, 5.0))
+    T = int(float(f"{10.0 ** rng.uniform(4.0, 6.0):.2g}"))
+    if kind in vector_only:
+        dom = ("ball", "box")[int(rng.integers(2))]
+    elif kind == "metric":
+        dom = "psd"
+    else:
+        dom = ("psd", "ball", "box", "trace_psd")[int(rng.integers(4))]
+    return kind, kappa, T, dom
+
+
+def _random_spec(rng, kind, dom, kappa, T, n):
+    """A generated family's recipe once kind, domain, ``L/lam``, ``T`` and size are drawn: spectrum shape,
+    minimizer, noise, ``lam``, seed and start drawn from ``rng`` (in this order)."""
+    spec = Spec(kind=kind, domain=dom, kappa=kappa, T=T, n=n,
+                shape=("log", "power", "two_cluster", "one_stiff", "one_weak")[int(rng.integers(5))],
+                where=("inside", "boundary")[int(rng.integers(2))],
+                noise=float(10.0 ** rng.uniform(-2, 2)) if rng.random() < 0.85 else 0.0,
+                lam=float(10.0 ** rng.uniform(-3, 2)), seed=int(rng.integers(2**31)),
+                x0="random" if rng.random() < 0.3 else "zero", df=3.0 if kind == "python_t" else None)
+    if kind == "ls":
+        spec["noise"] = float(rng.choice([0.0, 0.2, 1.0, 3.0]))
+    return spec
+
+
 def family_specs(size=FAMILY_SIZE, seed=FAMILY_SEED):
     """The held-out family's recipes: ``size`` problems, ``L/lam`` log-uniform in ``[1, 1e5]``,
     ``T`` log-uniform in ``[1e4, 1e6]`` (two significant digits), kinds and domains at random."""
@@ -370,32 +403,50 @@ def family_specs(size=FAMILY_SIZE, seed=FAMILY_SEED):
     kinds = ("diag", "diag", "python_t", "logistic", "huber", "metric", "ls", "python")
     out = []
     for i in range(size):
-        kind = kinds[int(rng.integers(len(kinds)))]
-        kappa = float(10.0 ** rng.uniform(0.0, 5.0))
-        T = int(float(f"{10.0 ** rng.uniform(4.0, 6.0):.2g}"))
+        kind, kappa, T, dom = _random_head(rng, kinds, vector_only=("logistic", "ls", "huber"))
         if kind in ("python", "python_t", "huber"):
             T = min(T, PYTHON_T_MAX)
-        if kind in ("logistic", "ls", "huber"):
-            dom = ("ball", "box")[int(rng.integers(2))]
-        elif kind == "metric":
-            dom = "psd"
-        else:
-            dom = ("psd", "ball", "box", "trace_psd")[int(rng.integers(4))]
         matrix = dom in ("psd", "trace_psd")
         n = int(rng.integers(3, 13)) if matrix else int(rng.integers(4, 120))
         if kind in ("python", "python_t", "huber"):
             n = min(n, 7) if matrix else min(n, 30)
         if kind == "metric":
             n = int(rng.integers(4, 11))
-        spec = Spec(kind=kind, domain=dom, kappa=kappa, T=T, n=n,
-                    shape=("log", "power", "two_cluster", "one_stiff", "one_weak")[int(rng.integers(5))],
-                    where=("inside", "boundary")[int(rng.integers(2))],
-                    noise=float(10.0 ** rng.uniform(-2, 2)) if rng.random() < 0.85 else 0.0,
-                    lam=float(10.0 ** rng.uniform(-3, 2)), seed=int(rng.integers(2**31)),
-                    x0="random" if rng.random() < 0.3 else "zero", df=3.0 if kind == "python_t" else None)
-        if kind == "ls":
-            spec["noise"] = float(rng.choice([0.0, 0.2, 1.0, 3.0]))
+        spec = _random_spec(rng, kind, dom, kappa, T, n)
         spec["name"] = f"{prefix}{i:03d}_{kind}_{dom}"
+        out.append(spec)
+    return out
+
+
+def large_specs(size=LARGE_SIZE, seed=LARGE_SEED):
+    """The large-dimension family's recipes: ``size`` problems drawn like :func:`family_specs` (``L/lam``
+    log-uniform in ``[1, 1e5]``, ``T`` in ``[1e4, 1e6]``) in dimensions the families do not reach:
+    weighted quadratics with ``d`` log-uniform in ``[500, 5000]`` (vectors) or ``n x n`` matrices with
+    ``n`` in ``[20, 60]`` (400 to 3,600 entries), least squares and logistic regression with ``d`` in
+    ``[200, 1000]`` (``2d`` rows at least), Python rotated quadratics with ``d`` in ``[200, 500]``,
+    metric learning with ``d`` in ``[20, 40]``. Matrix problems have ``T <= LARGE_MATRIX_T_MAX`` and Python
+    ones ``T <= 5e4``: the baselines project (or call Python) at every step."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed]))
+    kinds = ("diag", "diag", "diag", "ls", "logistic", "python", "metric")
+    out = []
+    for i in range(size):
+        kind, kappa, T, dom = _random_head(rng, kinds, vector_only=("ls", "logistic", "python"))
+        matrix = dom in ("psd", "trace_psd")
+        if kind == "metric":
+            n = int(rng.integers(20, 41))
+        elif matrix:
+            n = int(rng.integers(20, 61))
+        else:
+            lo, hi = {"diag": (500, 5000), "python": (200, 500)}.get(kind, (200, 1000))
+            n = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+        if matrix:
+            T = min(T, LARGE_MATRIX_T_MAX)
+        if kind == "python":
+            T = min(T, 5 * 10**4)
+        spec = _random_spec(rng, kind, dom, kappa, T, n)
+        if kind in ("ls", "logistic"):
+            spec["rows"] = max(2000, 2 * n)
+        spec["name"] = f"h{i:03d}_{kind}_{dom}"
         out.append(spec)
     return out
 
@@ -437,7 +488,9 @@ def _call(p, key, T, rng):
 
 
 def run_one(task):
-    """One run: ``task = (spec, key, seed, f_star, gap0)``; returns a record (dict)."""
+    """One run: ``task = (spec, key, seed, f_star, gap0)``; returns a record (dict). The default's record
+    also keeps what it measured and planned (``L_est``, ``lam``, ``diag``: the gradient noise at ``x0``,
+    the stages, the tail and the end-of-run check), for the analysis of a miss."""
     import warnings
     spec, key, seed, f_star, gap0 = task
     p = problem(spec, solve=False)
@@ -465,6 +518,11 @@ def run_one(task):
         prm = res.params
         rec["L_est"] = prm.get("L_est")
         rec["chosen_by"] = prm.get("chosen_by")
+        rec["lam"] = float(p.lam)
+        chk = (prm.get("convergence") or {}).get("check") or {}
+        rec["diag"] = {k: prm.get(k) for k in ("noise_sigma2", "noise_mean_sq", "K_need", "stages", "tail",
+                                               "proj_budget", "fallback", "bias_limited")}
+        rec["diag"]["check"] = {k: chk.get(k) for k in ("R", "grad_map_norm", "noise_norm", "n_batches")}
     return rec
 
 
@@ -645,28 +703,44 @@ def grid_section(quick=False, log=print, n_jobs=1):
     ])
 
 
-def family_section(quick=False, log=print, n_jobs=1, seed=FAMILY_SEED):
-    """``python -m logt.bench --only family``: the held-out family (never used to choose a rule);
-    ``--only family2`` (``seed=FAMILY2_SEED``): the second one, drawn after the first had informed a rule."""
+def _generated_section(specs, title, description, label, log, n_jobs):
+    """A generated family's report: runs (``SEEDS_QUICK`` seeds), summary line and problem table."""
     t0 = time.perf_counter()
-    specs = family_specs(seed=seed)
-    if quick:
-        specs = [s for s in specs if s["T"] <= 30_000][:12]
     seeds = range(SEEDS_QUICK)
     recs, rows = _run_and_summarize(specs, seeds, log, n_jobs)
     return "\n".join([
-        f"## Held-out family{' 2' if seed != FAMILY_SEED else ''}: {len(specs)} generated problems never used "
+        f"## {title}", "", f"{description} Means over {len(seeds)} seeds; the same comparison as the grid.", "",
+        summary_line(rows), "", problem_table(rows, specs), "",
+        f"_{label} time: {time.perf_counter() - t0:.0f} s ({len(recs)} runs)._",
+    ])
+
+
+def family_section(quick=False, log=print, n_jobs=1, seed=FAMILY_SEED):
+    """``python -m logt.bench --only family``: the held-out family (never used to choose a rule);
+    ``--only family2`` (``seed=FAMILY2_SEED``): the second one, drawn after the first had informed a rule."""
+    specs = family_specs(seed=seed)
+    if quick:
+        specs = [s for s in specs if s["T"] <= 30_000][:12]
+    return _generated_section(
+        specs, f"Held-out family{' 2' if seed != FAMILY_SEED else ''}: {len(specs)} generated problems never used "
         "to choose a rule",
-        "",
         f"Generated by `logt.bench.grid.family_specs(seed={seed})`: L/lam log-uniform in [1, 1e5], T "
         "log-uniform in [1e4, 1e6] (Python oracles at most 2e5), kinds: weighted quadratics (compiled), rotated "
         "quadratics with Gaussian or Student-t noise (Python), logistic and least-squares regression "
-        "(compiled), Huber regression (Python), metric learning (compiled); 30% start away from 0. Means over "
-        f"{len(seeds)} seeds; the same comparison as the grid.",
-        "",
-        summary_line(rows),
-        "",
-        problem_table(rows, specs),
-        "",
-        f"_Family time: {time.perf_counter() - t0:.0f} s ({len(recs)} runs)._",
-    ])
+        "(compiled), Huber regression (Python), metric learning (compiled); 30% start away from 0.",
+        "Family", log, n_jobs)
+
+
+def large_section(quick=False, log=print, n_jobs=1):
+    """``python -m logt.bench --only large``: the large-dimension family (:func:`large_specs`)."""
+    specs = large_specs()
+    if quick:
+        specs = [s for s in specs if s["T"] <= 25_000][:3]
+    return _generated_section(
+        specs, f"Large dimensions: {len(specs)} generated problems in 200 to 5,000 dimensions",
+        f"Generated by `logt.bench.grid.large_specs()` (seed {LARGE_SEED}), drawn after the families and used "
+        "for no rule: L/lam log-uniform in [1, 1e5], T in [1e4, 1e6] (matrices and Python oracles at most 5e4: "
+        "the baselines project or call Python at every step); weighted quadratics with d in [500, 5000] or "
+        "n x n matrices with n in [20, 60], least squares and logistic regression with d in [200, 1000], "
+        "Python rotated quadratics with d in [200, 500], metric learning with d in [20, 40].",
+        "Large-dimension family", log, n_jobs)
