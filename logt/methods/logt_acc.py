@@ -683,7 +683,7 @@ def _drive_auto(run, params, st):
         k, L = st["k"], st["L"]
         last = len(st["plan"]) == 1
         if st["tail"] is not None:
-            failed = _drive_tail(run, params, st, sigma2, gref)
+            failed = _drive_tail(run, st, sigma2, gref)
             if failed is not None:
                 _fail_stage(run, params, st, failed)
                 continue
@@ -819,6 +819,7 @@ def _check_cause(chk):
 # ---- the auto rule's last segment: averaged mini-batch SGD on the projections left ----
 TAIL_EST_SHARE = 0.1    # the tail's curvature estimate on its own batch costs at most this share of its calls
 TAIL_CHECK_BATCHES = 4  # the check at the tail's output: two common-random-number gradient differences
+                        # (2 batches each; _tail_check's spread is the two-difference formula)
 TAIL_MIX = 4.0          # the tail's steps: at least this many times L_tail/lam (within the projections left)
 
 
@@ -871,7 +872,7 @@ def _tail_step(mu, L_tail, t0, t):
     return min(1.0 / L_tail, 1.0 / (mu * (t0 + t)))
 
 
-def _drive_tail(run, params, st, sigma2, gref):
+def _drive_tail(run, st, sigma2, gref):
     """The averaged tail (see :func:`_tail_start`): ``n`` steps ``x <- Pi_D(x - eta_t G_t)`` of ``B``
     samples each from the last stage's start ``p``; the gradient-mapping check's sums over the steps
     after ``burn`` (the mean point ``x_bar`` and mean gradient ``g_bar``); the output is one projected step
@@ -908,28 +909,28 @@ def _drive_tail(run, params, st, sigma2, gref):
         if t < n:
             run.boundary(st, record=False)
     m = max(int(st["chk_m"]), 1)
+    xbar = st["chk_xsum"] / m
     eta = _tail_step(mu, L_tail, t0, n)
     np.multiply(st["chk_gsum"], -eta / m, out=u)
-    u += st["chk_xsum"] / m
+    u += xbar
     run.project(u, st["xag"], epoch=k, eta=eta)
     np.copyto(x, st["xag"])
     tl["projections"] = int(run.n_projections) - int(st["stage_proj0"])
     c0 = int(run.n_calls)
-    _tail_check(run, params, st, L_tail, B, sigma2 / B)
+    _tail_check(run, st, xbar, L_tail, B, sigma2 / B)
     tl["check_calls"] = int(run.n_calls) - c0
     tl["calls"] = int(run.n_calls) - int(st["stage_calls0"])
     return None
 
 
-def _tail_check(run, params, st, L, B, batch_noise):
+def _tail_check(run, st, xbar, L, B, batch_noise):
     """The end-of-run check at the tail's output ``y`` itself: the gradient there is the tail's mean gradient
-    ``g_bar`` (at the mean point ``x_bar``, noise ``s / m``) plus ``grad F(y) - grad F(x_bar)``, estimated by
+    ``g_bar`` (at the mean point ``xbar``, noise ``s / m``) plus ``grad F(y) - grad F(x_bar)``, estimated by
     two common-random-number differences of ``B`` samples each (the same samples at ``y`` and at ``x_bar``:
     exact for a quadratic with additive noise; their spread is added to the noise level); the gradient
     mapping at ``y`` with step ``1/L`` (one projection) against that noise (:func:`logt.methods.convergence.
     mapping_verdict`). ``TAIL_CHECK_BATCHES = 4`` batches of calls."""
     m = max(int(st["chk_m"]), 1)
-    xbar = st["chk_xsum"] / m
     y = st["xag"]
     rng, k = run.rng, st["k"]
     ga, gb = np.empty(run.shape), np.empty(run.shape)
