@@ -34,6 +34,9 @@ def test_family_is_held_out_and_large():
     fam2 = grid.family_specs(seed=grid.FAMILY2_SEED)     # the second family: other problems, other names
     assert len(fam2) == len(fam) and all(s["name"].startswith("g") for s in fam2)
     assert [s["seed"] for s in fam2] != [s["seed"] for s in fam]
+    fam3 = grid.family_specs(seed=grid.FAMILY3_SEED)     # the third: drawn after every rule, other names again
+    assert len(fam3) == len(fam) and all(s["name"].startswith("j") for s in fam3)
+    assert len({s["seed"] for s in fam + fam2 + fam3}) == 3 * len(fam)
 
 
 def test_large_family_reaches_thousands_of_dimensions():
@@ -111,6 +114,12 @@ def test_large_section_quick_renders():
     assert "## Large dimensions: 3 generated problems" in text and "**Summary** (3 problems)" in text
     assert "runs with success=True at >= 10x: 0" in text
     assert "| h003_ls_ball |" in text and "(d=269)" in text and "(20x20)" in text
+
+
+def test_third_family_quick_section_renders():
+    text = grid.family_section(quick=True, log=lambda m: None, seed=grid.FAMILY3_SEED)
+    assert "## Held-out family 3: 12 generated problems" in text and "**Summary** (12 problems)" in text
+    assert "runs with success=True at >= 10x: 0" in text and "| j000_metric_psd |" in text
 
 
 def _rec(key, seed, excess, success=True, n_proj=10, T=1000):

@@ -1,7 +1,7 @@
 """``python -m logt.bench``: the speed report (markdown) of every hot path vs its references.
 
 Options: ``--quick`` (fewer sizes and rounds, small budgets: under a minute),
-``--only projection|toy|metric|e2e|learners|dask|bank|family|family2|large`` (repeatable; all but the
+``--only projection|toy|metric|e2e|learners|dask|bank|family|family2|family3|large`` (repeatable; all but the
 first four run only when asked for), ``--out FILE.md``,
 ``--data-dir DIR`` (LIBSVM files; default ``LOGT_DATA_DIR`` or ``../shared/data``).
 Progress goes to stderr, the report to stdout (and to ``--out``).

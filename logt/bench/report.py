@@ -19,10 +19,11 @@ from logt.bench import end_to_end as e2e
 from logt.bench.harness import compare, fmt_time, machine_info
 from logt.bench.references import SPECTRA
 
-SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask", "bank", "family", "family2", "large")
+SECTIONS = ("projection", "toy", "metric", "e2e", "learners", "dask", "bank", "family", "family2", "family3",
+            "large")
 # "learners" fits peer learners (minutes) and "dask" starts a local cluster (~2 min): only with --only
 # "bank" runs the default call and the baselines on the grid and the named problems (~25 min; --quick ~1 min),
-# "family" on the held-out generated family (~15 min), "family2" on a second one drawn later, "large" on
+# "family" on the held-out generated family (~15 min), "family2" and "family3" on others drawn later, "large" on
 # problems in 200 to 5,000 dimensions (~5 min): only with --only
 DEFAULT_SECTIONS = SECTIONS[:4]
 
@@ -219,6 +220,9 @@ def run(only=None, quick=False, data_dir=None, log=None):
         if "family2" in sections:
             from logt.bench.grid import FAMILY2_SEED, family_section
             parts.append(family_section(quick, log, seed=FAMILY2_SEED))
+        if "family3" in sections:
+            from logt.bench.grid import FAMILY3_SEED, family_section
+            parts.append(family_section(quick, log, seed=FAMILY3_SEED))
         if "large" in sections:
             from logt.bench.grid import large_section
             parts.append(large_section(quick, log))
