@@ -1,10 +1,8 @@
 """logt.oracles.softmax.SoftmaxMetricLearning against dense NumPy references of its formulas."""
 import math
-import pickle
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from logt.oracles import SoftmaxMetricLearning
 from logt.oracles.softmax import candidate_lists
@@ -164,46 +162,10 @@ def test_candidate_lists_against_brute_force():
         assert cand[ptr[a]:ptr[a + 1]].tolist() == same + other
 
 
-def test_bad_inputs_raise_clear_errors():
+def test_own_parameters_are_checked():
+    """The checks of this oracle's own parameters (the data, labels and lam, and the calls, shared with the
+    other core: test_metric_core.py)."""
     X, y = _data(n=20, d=3)
-    with pytest.raises(TypeError, match="dense"):
-        SoftmaxMetricLearning(sp.csr_matrix(X), y)
-    with pytest.raises(ValueError, match="norm"):
-        SoftmaxMetricLearning(X * 2.0, y)
-    with pytest.raises(ValueError, match="NaN"):
-        SoftmaxMetricLearning(np.where(np.eye(20, 3) > 0, np.nan, X), y)
-    with pytest.raises(ValueError, match="unique"):
-        SoftmaxMetricLearning(X, np.arange(20))
-    with pytest.raises(ValueError, match="two classes"):
-        SoftmaxMetricLearning(X, np.zeros(20))
-    for lam in (0.0, -1.0, math.inf, True):
-        with pytest.raises(ValueError, match="lam"):
-            SoftmaxMetricLearning(X, y, lam)
     for name in ("n_targets", "n_impostors"):
         with pytest.raises(ValueError, match=name):
             SoftmaxMetricLearning(X, y, **{name: 0})
-    o = SoftmaxMetricLearning(X, y)
-    with pytest.raises(ValueError, match="B must be"):
-        o.mean_grad(np.eye(3), 0, np.random.default_rng(0))
-    with pytest.raises(ValueError):
-        o.mean_grad(np.eye(4), 2, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="anchor indices"):
-        o._mean_grad_anchors(np.eye(3), [o.n_anchors])
-    with pytest.raises(TypeError, match="pickle"):
-        pickle.dumps(o)
-
-
-def test_minimize_reaches_the_full_batch_optimum():
-    """logt.minimize on the oracle ends near the optimum of a long full-batch projected gradient run."""
-    import logt
-    from logt.domains import PSDCone
-    X, y = _data(n=40, d=3)
-    o = SoftmaxMetricLearning(X, y, LAM)
-    a = np.arange(o.n_anchors)
-    W = np.zeros((3, 3))
-    cone = PSDCone(3)
-    for _ in range(3000):
-        W = cone.project(W - o._mean_grad_anchors(W, a) / o.L)
-    f_star = o.value(W)
-    res = logt.minimize(o, PSDCone(3), T=200_000, rng=0)
-    assert np.isfinite(res.fun) and o.value(res.x) - f_star < 2e-3 * abs(f_star)

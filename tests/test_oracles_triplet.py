@@ -1,10 +1,8 @@
 """logt.oracles.triplet.TripletMetricLearning against dense NumPy references of its formulas."""
 import math
-import pickle
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from logt.oracles import TripletMetricLearning
 from logt.oracles.triplet import triplet_list
@@ -152,49 +150,11 @@ def test_given_triplets_and_their_checks():
             TripletMetricLearning(X, y, LAM, triplets=bad)
 
 
-def test_bad_inputs_raise_clear_errors():
+def test_own_parameters_are_checked():
+    """The checks of this oracle's own parameters (the data, labels and lam, and the calls, shared with the
+    other core: test_metric_core.py)."""
     X, y = _data(n=20, d=3)
-    with pytest.raises(TypeError, match="dense"):
-        TripletMetricLearning(sp.csr_matrix(X), y)
-    with pytest.raises(ValueError, match="norm"):
-        TripletMetricLearning(X * 2.0, y)
-    with pytest.raises(ValueError, match="NaN"):
-        TripletMetricLearning(np.where(np.eye(20, 3) > 0, np.nan, X), y)
-    with pytest.raises(ValueError, match="unique"):
-        TripletMetricLearning(X, np.arange(20))
-    with pytest.raises(ValueError, match="two classes"):
-        TripletMetricLearning(X, np.zeros(20))
-    for lam in (0.0, -1.0, math.inf, True):
-        with pytest.raises(ValueError, match="lam"):
-            TripletMetricLearning(X, y, lam)
     with pytest.raises(ValueError, match="n_neighbors"):
         TripletMetricLearning(X, y, n_neighbors=0)
     with pytest.raises(ValueError, match="impostor_radius"):
         TripletMetricLearning(X, y, impostor_radius=-1.0)
-    o = TripletMetricLearning(X, y)
-    with pytest.raises(ValueError, match="B must be"):
-        o.mean_grad(np.eye(3), 0, np.random.default_rng(0))
-    with pytest.raises(TypeError, match="B must be an int"):
-        o.mean_grad(np.eye(3), 2.0, np.random.default_rng(0))
-    with pytest.raises(ValueError):
-        o.mean_grad(np.eye(4), 2, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="point_path"):
-        o.point_path = "fast"
-    with pytest.raises(TypeError, match="pickle"):
-        pickle.dumps(o)
-
-
-def test_minimize_reaches_the_full_batch_optimum():
-    """logt.minimize on the oracle ends near the optimum of a long full-batch projected gradient run."""
-    import logt
-    from logt.domains import PSDCone
-    X, y = _data(n=40, d=3)
-    o = TripletMetricLearning(X, y, LAM)
-    t = np.arange(o.n_triplets)
-    W = np.zeros((3, 3))
-    cone = PSDCone(3)
-    for _ in range(3000):
-        W = cone.project(W - o._mean_grad_triplets(W, t) / o.L)
-    f_star = o.value(W)
-    res = logt.minimize(o, PSDCone(3), T=200_000, rng=0)
-    assert np.isfinite(res.fun) and o.value(res.x) - f_star < 2e-3 * abs(f_star)

@@ -33,11 +33,10 @@ from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from numpy.random cimport bitgen_t
-from scipy.linalg.cython_blas cimport dgemm, dsyrk, dsyr2k
+from scipy.linalg.cython_blas cimport dsyrk
 
-from logt._kernels._base import POINT_PATHS, _as_point, _check_out, _index_array, _point_path_code
-from logt._kernels._base cimport (CompiledOracle, poll_signals, poll_start, raise_pending,
-                                  LOGT_INTERRUPTED)
+from logt._kernels._base cimport poll_signals, poll_start, LOGT_INTERRUPTED
+from logt._kernels._metric_core cimport DenseMetricCore
 from logt._kernels._pairs cimport bounded_uint32, _dense_q, _mirror_add_lam
 
 cdef extern from "logt_pairpoints.h" nogil:
@@ -57,53 +56,26 @@ cdef enum:
     POINT_PATH_MAX_DOUBLES = 33554432
 
 
-cdef class SoftmaxGradientCore(CompiledOracle):
-    """Holds validated dense data, the anchors' candidate lists and workspaces; :meth:`_setup` is
-    called once by the Python subclass after validation. ``mean_grad`` is ``CompiledOracle``'s."""
-    cdef readonly Py_ssize_t n_samples, n_features, n_anchors, n_eval_anchors, max_candidates
-    cdef readonly double lam
-    cdef readonly double unit                  # s: distances are measured in units of s
-    cdef object _keep
-    cdef const double* _X
+cdef class SoftmaxGradientCore(DenseMetricCore):
+    """Holds the anchors' candidate lists and the softmax's workspaces on top of :class:`DenseMetricCore`'s
+    data and paths; :meth:`_setup` is called once by the Python subclass after validation."""
+    cdef readonly Py_ssize_t n_anchors, n_eval_anchors, max_candidates
     cdef const int32_t* _anc                   # (n_anchors,) point index of each anchor
     cdef const int64_t* _ptr                   # (n_anchors + 1,) candidates of anchor a: _cand[_ptr[a]:_ptr[a+1]]
     cdef const int32_t* _cand
     cdef const int32_t* _nt                    # (n_anchors,) targets first, t_a >= 1 of them
     cdef const int32_t* _ev                    # evaluation anchors (indices into the anchors)
     cdef Py_ssize_t _rows                      # rows of the block workspaces
-    cdef double* _A                            # rows * d
-    cdef double* _M                            # rows * d
-    cdef double* _q                            # rows
-    cdef double* _w                            # rows
-    cdef int32_t* _pi                          # rows
-    cdef int32_t* _pj                          # rows
+    cdef double* _w                            # rows: the rows' weights
     cdef int32_t* _ba                          # rows: the anchors of the block, in order
-    cdef double* _Z                            # n * d (point path), NULL when not allocated
-    cdef double* _Y                            # n * d
-    cdef int _point_path                       # 0 auto, 1 blocks, 2 points
 
     def __cinit__(self, *args, **kwargs):
-        self._A = NULL
-        self._M = NULL
-        self._q = NULL
         self._w = NULL
-        self._pi = NULL
-        self._pj = NULL
         self._ba = NULL
-        self._Z = NULL
-        self._Y = NULL
-        self._point_path = 0
 
     def __dealloc__(self):
-        free(self._A)
-        free(self._M)
-        free(self._q)
         free(self._w)
-        free(self._pi)
-        free(self._pj)
         free(self._ba)
-        free(self._Z)
-        free(self._Y)
 
     def _setup(self, X, anchors, ptr, cand, n_targets, ev, double lam, double unit):
         """Store validated data (once). X : (n, d) C-contiguous float64; anchors : (m,) int32 in
@@ -113,58 +85,28 @@ cdef class SoftmaxGradientCore(CompiledOracle):
         checked by the caller)."""
         if self._A != NULL:
             raise RuntimeError("_setup may be called only once")
-        cdef const double[:, ::1] xv = X
+        cdef Py_ssize_t max_cand = int(np.max(np.diff(ptr)))
+        cdef Py_ssize_t rows = max(<Py_ssize_t>ROWS, max_cand)
+        self._store(X, lam, unit, rows, POINT_PATH_MAX_DOUBLES, "SoftmaxMetricLearning")
         cdef const int32_t[::1] av = anchors
         cdef const int64_t[::1] pv = ptr
         cdef const int32_t[::1] cv = cand
         cdef const int32_t[::1] tv = n_targets
         cdef const int32_t[::1] evv = ev
-        cdef Py_ssize_t d = X.shape[1]
         self._keep = (X, anchors, ptr, cand, n_targets, ev)
-        self._X = &xv[0, 0]
         self._anc = &av[0]
         self._ptr = &pv[0]
         self._cand = &cv[0]
         self._nt = &tv[0]
         self._ev = &evv[0]
-        self.n_samples = X.shape[0]
-        self.n_features = d
         self.n_anchors = len(anchors)
         self.n_eval_anchors = len(ev)
-        self.max_candidates = int(np.max(np.diff(ptr)))
-        self.lam = lam
-        self.unit = unit
-        self.shape = (d, d)
-        self.size = d * d
-        self._rows = max(<Py_ssize_t>ROWS, self.max_candidates)
-        self._A = <double*>malloc(self._rows * d * sizeof(double))
-        self._M = <double*>malloc(self._rows * d * sizeof(double))
-        self._q = <double*>malloc(self._rows * sizeof(double))
-        self._w = <double*>malloc(self._rows * sizeof(double))
-        self._pi = <int32_t*>malloc(self._rows * sizeof(int32_t))
-        self._pj = <int32_t*>malloc(self._rows * sizeof(int32_t))
-        self._ba = <int32_t*>malloc(self._rows * sizeof(int32_t))
-        if (self._A == NULL or self._M == NULL or self._q == NULL or self._w == NULL or self._pi == NULL
-                or self._pj == NULL or self._ba == NULL):
+        self.max_candidates = max_cand
+        self._rows = rows
+        self._w = <double*>malloc(rows * sizeof(double))
+        self._ba = <int32_t*>malloc(rows * sizeof(int32_t))
+        if self._w == NULL or self._ba == NULL:
             raise MemoryError("SoftmaxMetricLearning workspace")
-        if self.n_samples * d <= POINT_PATH_MAX_DOUBLES:     # the point path is optional
-            self._Z = <double*>malloc(self.n_samples * d * sizeof(double))
-            self._Y = <double*>malloc(self.n_samples * d * sizeof(double))
-        if self._Z == NULL or self._Y == NULL:
-            free(self._Z)
-            free(self._Y)
-            self._Z = NULL
-            self._Y = NULL
-
-    @property
-    def point_path(self):
-        """"auto" (default: the point path when the batch's candidate rows are at least ``2 n``), "blocks"
-        or "points" (when allocated). Same draws, same value up to rounding."""
-        return POINT_PATHS[self._point_path]
-
-    @point_path.setter
-    def point_path(self, value):
-        self._point_path = _point_path_code(value)
 
     cdef bint _use_points(self, Py_ssize_t B) noexcept nogil:
         """The point path costs O(n d^2) per call, the blocks O(d^2) per candidate row: points from about
@@ -213,21 +155,6 @@ cdef class SoftmaxGradientCore(CompiledOracle):
 
     # -------------------------------------------------------------- gradient
 
-    cdef int mean_grad_into(self, const double* x, Py_ssize_t B,
-                            bitgen_t* rng, double* out) noexcept nogil:
-        if B < 1:
-            return -2
-        if self._A == NULL:
-            return -3
-        return self._grad(x, NULL, B, rng, out)
-
-    cdef int _grad(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
-                   double* out) noexcept nogil:
-        """out = mean of g_hat(W) over B anchors: ``given`` anchor indices, or drawn from ``rng``."""
-        if self._use_points(B):
-            return self._grad_points(W, given, B, rng, out)
-        return self._grad_blocks(W, given, B, rng, out)
-
     cdef inline void _weights(self, int32_t a, const double* q, double* w, double scale) noexcept nogil:
         """``w_c = ([c target] / t_a - p_ac) * scale`` for anchor ``a``'s candidates, from their ``q / s``
         (already scaled by ``1/s``)."""
@@ -248,7 +175,7 @@ cdef class SoftmaxGradientCore(CompiledOracle):
 
     cdef int _grad_points(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
                           double* out) noexcept nogil:
-        cdef Py_ssize_t d = self.n_features, n = self.n_samples, b, c, nc
+        cdef Py_ssize_t d = self.n_features, b, c, nc
         cdef const double* X = self._X
         cdef double* Z = self._Z
         cdef double* Y = self._Y
@@ -259,12 +186,8 @@ cdef class SoftmaxGradientCore(CompiledOracle):
         cdef double scale = inv_s / <double>B
         cdef int32_t a, i, j
         cdef const int32_t* cand
-        cdef int di = <int>d, ni = <int>n, ldc = <int>d
-        cdef double one = 1.0, zero = 0.0, half = 0.5
         cdef double nxt = poll_start()
-        # column-major Z (d x n) = W^T X^T: row i of Z is W^T x_i, and D^T (W^T D) = D^T W D
-        dgemm(b"N", b"N", &di, &ni, &di, &one, <double*>W, &di, <double*>X, &di, &zero, Z, &di)
-        memset(Y, 0, n * d * sizeof(double))
+        self._points_start(W)                      # Z = X W, Y = 0
         for b in range(B):
             if (b & 0x3FFF) == 0x3FFF and poll_signals(&nxt) != 0:
                 return LOGT_INTERRUPTED
@@ -279,9 +202,7 @@ cdef class SoftmaxGradientCore(CompiledOracle):
             self._weights(a, q, w, scale)
             for c in range(nc):
                 logt_row_update(w[c], D + c * d, Y + <Py_ssize_t>i * d, Y + <Py_ssize_t>cand[c] * d, d)
-        # column-major upper of out (= row-major lower) = (X^T Y + Y^T X) / 2 = X^T L X
-        dsyr2k(b"U", b"N", &di, &ni, &half, <double*>X, &di, Y, &di, &zero, out, &ldc)
-        _mirror_add_lam(out, W, d, d, self.lam)
+        self._points_finish(W, out)                # X^T L X + lam W
         return 0
 
     cdef int _grad_blocks(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
@@ -340,24 +261,7 @@ cdef class SoftmaxGradientCore(CompiledOracle):
 
     def _mean_grad_anchors(self, W, a, out=None):
         """Mean gradient over GIVEN anchors ``a`` (indices into the anchors; private, for tests)."""
-        Wa = _as_point(W, self.shape, "W")
-        a = _index_array(a, self.n_anchors, "a", "anchor")
-        out = _check_out(out, self.shape)
-        if np.shares_memory(Wa, out):
-            Wa = Wa.copy()
-        cdef double[::1] wb = Wa.reshape(-1)
-        cdef double[::1] ob = out.reshape(-1)
-        cdef int32_t[::1] av = a
-        cdef Py_ssize_t B = len(a)
-        cdef int info
-        with self._lock:
-            with nogil:
-                info = self._grad(&wb[0], &av[0], B, NULL, &ob[0])
-        if info == LOGT_INTERRUPTED:
-            raise_pending()
-        if info != 0:
-            raise RuntimeError(f"softmax gradient failed (code {info})")
-        return out
+        return self._mean_grad_given(W, a, self.n_anchors, "a", "anchor", "softmax", out)
 
     # -------------------------------------------------------------- objective
 
@@ -386,13 +290,3 @@ cdef class SoftmaxGradientCore(CompiledOracle):
                 r0 += nc
             e0 += n_anc
         return total / <double>ne
-
-    def _eval_loss(self, W):
-        """Mean loss over the evaluation anchors (no regularizer)."""
-        Wa = _as_point(W, self.shape, "W")
-        cdef double[::1] wb = Wa.reshape(-1)
-        cdef double r
-        with self._lock:
-            with nogil:
-                r = self._eval_loss_c(&wb[0])
-        return r

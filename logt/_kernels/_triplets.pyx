@@ -21,18 +21,15 @@ Dense X only. Two paths, the same draws (one bounded 32-bit draw per triplet, in
 
 No global state: every workspace belongs to the object (one call at a time per object).
 """
-import numpy as np
-
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.math cimport exp, log1p, sqrt
 from libc.stdint cimport int32_t, uint32_t
-from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from numpy.random cimport bitgen_t
-from scipy.linalg.cython_blas cimport dgemm, dsyrk, dsyr2k
+from scipy.linalg.cython_blas cimport dsyrk
 
-from logt._kernels._base import POINT_PATHS, _as_point, _check_out, _index_array, _point_path_code
-from logt._kernels._base cimport (CompiledOracle, bitgen_of, sigmoid_neg, poll_signals, poll_start,
-                                  raise_pending, LOGT_INTERRUPTED)
+from logt._kernels._base cimport sigmoid_neg, poll_signals, poll_start, LOGT_INTERRUPTED
+from logt._kernels._metric_core cimport DenseMetricCore
 from logt._kernels._pairs cimport bounded_uint32, _dense_q, _mirror_add_lam
 
 cdef extern from "logt_pairpoints.h" nogil:
@@ -63,97 +60,32 @@ cdef inline double _softplus(double z) noexcept nogil:
     return log1p(exp(z))
 
 
-cdef class TripletGradientCore(CompiledOracle):
-    """Holds validated dense data, the triplet list and workspaces; :meth:`_setup` is called once
-    by the Python subclass after validation. ``mean_grad`` is ``CompiledOracle``'s (it calls
-    :meth:`mean_grad_into`)."""
-    cdef readonly Py_ssize_t n_samples, n_features, n_triplets, n_eval_triplets
-    cdef readonly double lam
-    cdef readonly double unit                  # s: distances are measured in units of s
-    cdef object _keep
-    cdef const double* _X
+cdef class TripletGradientCore(DenseMetricCore):
+    """Holds the triplet list on top of :class:`DenseMetricCore`'s data, workspaces and paths; :meth:`_setup`
+    is called once by the Python subclass after validation."""
+    cdef readonly Py_ssize_t n_triplets, n_eval_triplets
     cdef const int32_t* _ti
     cdef const int32_t* _tj
     cdef const int32_t* _tl
     cdef const int32_t* _ev                    # evaluation triplets (indices into the list)
-    cdef double* _A                            # 2 TBLK * d
-    cdef double* _M                            # 2 TBLK * d
-    cdef double* _q                            # 2 TBLK
-    cdef int32_t* _pi                          # 2 TBLK
-    cdef int32_t* _pj                          # 2 TBLK
-    cdef double* _Z                            # n * d (point path), NULL when not allocated
-    cdef double* _Y                            # n * d
-    cdef int _point_path                       # 0 auto, 1 blocks, 2 points
-
-    def __cinit__(self, *args, **kwargs):
-        self._A = NULL
-        self._M = NULL
-        self._q = NULL
-        self._pi = NULL
-        self._pj = NULL
-        self._Z = NULL
-        self._Y = NULL
-        self._point_path = 0
-
-    def __dealloc__(self):
-        free(self._A)
-        free(self._M)
-        free(self._q)
-        free(self._pi)
-        free(self._pj)
-        free(self._Z)
-        free(self._Y)
 
     def _setup(self, X, ti, tj, tl, ev, double lam, double unit):
         """Store validated data (once). X : (n, d) C-contiguous float64; ti, tj, tl : (m,) int32
         C-contiguous, ``0 <= . < n``, ``ti != tj``, ``ti != tl``, m >= 1; ev : (e,) int32 indices
-        into the list, e >= 1; lam > 0, unit > 0 finite (all checked by the caller)."""
-        if self._A != NULL:
-            raise RuntimeError("_setup may be called only once")
-        cdef const double[:, ::1] xv = X
+        into the list, e >= 1; lam > 0, unit > 0 finite (all checked by the caller). Blocks of
+        ``TBLK`` triplets (``2 TBLK`` difference rows); the point path whenever its workspaces fit."""
+        self._store(X, lam, unit, 2 * TBLK, PY_SSIZE_T_MAX, "TripletMetricLearning")
         cdef const int32_t[::1] iv = ti
         cdef const int32_t[::1] jv = tj
         cdef const int32_t[::1] lv = tl
         cdef const int32_t[::1] evv = ev
-        cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
         self._keep = (X, ti, tj, tl, ev)
-        self._X = &xv[0, 0]
         self._ti = &iv[0]
         self._tj = &jv[0]
         self._tl = &lv[0]
         self._ev = &evv[0]
-        self.n_samples = n
-        self.n_features = d
         self.n_triplets = len(ti)
         self.n_eval_triplets = len(ev)
-        self.lam = lam
-        self.unit = unit
-        self.shape = (d, d)
-        self.size = d * d
-        self._A = <double*>malloc(2 * TBLK * d * sizeof(double))
-        self._M = <double*>malloc(2 * TBLK * d * sizeof(double))
-        self._q = <double*>malloc(2 * TBLK * sizeof(double))
-        self._pi = <int32_t*>malloc(2 * TBLK * sizeof(int32_t))
-        self._pj = <int32_t*>malloc(2 * TBLK * sizeof(int32_t))
-        if self._A == NULL or self._M == NULL or self._q == NULL or self._pi == NULL or self._pj == NULL:
-            raise MemoryError("TripletMetricLearning workspace")
-        self._Z = <double*>malloc(n * d * sizeof(double))
-        self._Y = <double*>malloc(n * d * sizeof(double))
-        if self._Z == NULL or self._Y == NULL:         # the point path is optional
-            free(self._Z)
-            free(self._Y)
-            self._Z = NULL
-            self._Y = NULL
-
-    @property
-    def point_path(self):
-        """"auto" (default: the point path when ``B >= n``), "blocks" or "points" (when allocated).
-        Same draws, same value up to rounding."""
-        return POINT_PATHS[self._point_path]
-
-    @point_path.setter
-    def point_path(self, value):
-        self._point_path = _point_path_code(value)
 
     cdef bint _use_points(self, Py_ssize_t B) noexcept nogil:
         if self._Z == NULL or self._point_path == 1:
@@ -181,21 +113,6 @@ cdef class TripletGradientCore(CompiledOracle):
                  self._A, self._M, self._q)
 
     # -------------------------------------------------------------- gradient
-
-    cdef int mean_grad_into(self, const double* x, Py_ssize_t B,
-                            bitgen_t* rng, double* out) noexcept nogil:
-        if B < 1:
-            return -2
-        if self._A == NULL:
-            return -3
-        return self._grad(x, NULL, B, rng, out)
-
-    cdef int _grad(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
-                   double* out) noexcept nogil:
-        """out = mean of g_hat(W) over B triplets: ``given`` list indices, or drawn from ``rng``."""
-        if self._use_points(B):
-            return self._grad_points(W, given, B, rng, out)
-        return self._grad_blocks(W, given, B, rng, out)
 
     cdef int _grad_blocks(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
                           double* out) noexcept nogil:
@@ -232,7 +149,7 @@ cdef class TripletGradientCore(CompiledOracle):
 
     cdef int _grad_points(self, const double* W, const int32_t* given, Py_ssize_t B, bitgen_t* rng,
                           double* out) noexcept nogil:
-        cdef Py_ssize_t d = self.n_features, n = self.n_samples, b
+        cdef Py_ssize_t d = self.n_features, b
         cdef const double* X = self._X
         cdef double* Z = self._Z
         cdef double* Y = self._Y
@@ -242,12 +159,8 @@ cdef class TripletGradientCore(CompiledOracle):
         cdef double scale = inv_s / <double>B
         cdef double q1, q2, c
         cdef int32_t t, i, j, l
-        cdef int di = <int>d, ni = <int>n, ldc = <int>d
-        cdef double one = 1.0, zero = 0.0, half = 0.5
         cdef double nxt = poll_start()
-        # column-major Z (d x n) = W^T X^T; q = D^T W^T D = D^T W D
-        dgemm(b"N", b"N", &di, &ni, &di, &one, <double*>W, &di, <double*>X, &di, &zero, Z, &di)
-        memset(Y, 0, n * d * sizeof(double))
+        self._points_start(W)                      # Z = X W, Y = 0
         for b in range(B):
             if (b & 0xFFFF) == 0xFFFF and poll_signals(&nxt) != 0:
                 return LOGT_INTERRUPTED
@@ -262,31 +175,12 @@ cdef class TripletGradientCore(CompiledOracle):
             c = sigmoid_neg(-_z(q1, q2, inv_s)) * scale
             logt_row_update(c, D1, Y + <Py_ssize_t>i * d, Y + <Py_ssize_t>j * d, d)
             logt_row_update(-c, D2, Y + <Py_ssize_t>i * d, Y + <Py_ssize_t>l * d, d)
-        # column-major upper of out (= row-major lower) = (X^T Y + Y^T X) / 2 = X^T L X
-        dsyr2k(b"U", b"N", &di, &ni, &half, <double*>X, &di, Y, &di, &zero, out, &ldc)
-        _mirror_add_lam(out, W, d, d, self.lam)
+        self._points_finish(W, out)                # X^T L X + lam W
         return 0
 
     def _mean_grad_triplets(self, W, t, out=None):
         """Mean gradient over GIVEN triplets ``t`` (indices into the list; private, for tests)."""
-        Wa = _as_point(W, self.shape, "W")
-        t = _index_array(t, self.n_triplets, "t", "triplet")
-        out = _check_out(out, self.shape)
-        if np.shares_memory(Wa, out):
-            Wa = Wa.copy()
-        cdef double[::1] wb = Wa.reshape(-1)
-        cdef double[::1] ob = out.reshape(-1)
-        cdef int32_t[::1] tv = t
-        cdef Py_ssize_t B = len(t)
-        cdef int info
-        with self._lock:
-            with nogil:
-                info = self._grad(&wb[0], &tv[0], B, NULL, &ob[0])
-        if info == LOGT_INTERRUPTED:
-            raise_pending()
-        if info != 0:
-            raise RuntimeError(f"triplet gradient failed (code {info})")
-        return out
+        return self._mean_grad_given(W, t, self.n_triplets, "t", "triplet", "triplet", out)
 
     # -------------------------------------------------------------- objective
 
@@ -301,13 +195,3 @@ cdef class TripletGradientCore(CompiledOracle):
                 total += _softplus(_z(self._q[b], self._q[tb + b], inv_s))
             e0 += tb
         return total / <double>ne
-
-    def _eval_loss(self, W):
-        """Mean triplet loss ``log(1 + exp(z))`` over the evaluation triplets (no regularizer)."""
-        Wa = _as_point(W, self.shape, "W")
-        cdef double[::1] wb = Wa.reshape(-1)
-        cdef double r
-        with self._lock:
-            with nogil:
-                r = self._eval_loss_c(&wb[0])
-        return r
