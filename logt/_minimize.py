@@ -196,7 +196,8 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
     * **the accelerated stages** (``result.method == "logt_acc"``, its auto rule)
       otherwise: ``~5.7 sqrt(L_est/lam)`` projections per contracting stage instead
       of ``~2 L_est/lam`` per epoch, at most 2% of ``T`` in all, the last segment
-      averaged mini-batch SGD (``result.params["tail"]``; see ``logt.methods.LogTAcc``).
+      averaged mini-batch SGD (``result.params["tail"]``; its burn-in takes momentum steps, kept by a paired
+      test of the objective, when it is shorter than ``L_est/lam`` steps; see ``logt.methods.LogTAcc``).
       When not even one contracting stage fits (``T`` too small for ``L/lam``) it runs
       shorter stages and reports ``success=False`` with a ``T`` that would suffice.
 

@@ -282,18 +282,22 @@ class CrashAfter:
 
 
 @pytest.mark.filterwarnings("ignore::logt.ConvergenceWarning")
-def test_logt_acc_resumes_bit_identical_from_inside_its_tail(tmp_path):
-    """A crash in the middle of the stages' averaged tail (checkpoints at every step): the resumed run
-    repeats only the rest of the tail and ends bit-identical, its check and counts included."""
+@pytest.mark.parametrize("where", ["burn-in", "averaging"])
+def test_logt_acc_resumes_bit_identical_from_inside_its_tail(tmp_path, where):
+    """A crash in the stages' tail (checkpoints at every step), in its momentum burn-in (its previous point and
+    running sum restored) or in its averaging half (after the momentum test): the resumed run repeats only the
+    rest of the tail and ends bit-identical, its test, check and counts included."""
     from logt.experiments.kappa import make_problem
-    from logt.methods.logt_acc import TAIL_CHECK_BATCHES
+    from logt.methods.logt_acc import TAIL_CHECK_BATCHES, TAIL_TEST_BATCHES
     oracle, dom = make_problem("psd", 1000)
     T = 60_000
     counter = CrashAfter(oracle)
     full = logt.minimize(counter, dom, T, method="logt_acc", rng=7)
-    n = full.params["tail"]["n"]
-    assert n >= 8
-    k = counter.n - TAIL_CHECK_BATCHES - n // 2                     # a step in the tail's second half
+    tail = full.params["tail"]
+    n = tail["n"]
+    assert n >= 8 and tail["beta"] > 0.0 and "test" in tail        # the burn-in has momentum and a test
+    after = TAIL_CHECK_BATCHES + (n - n // 2)                         # calls after the test
+    k = counter.n - after + 1 if where == "averaging" else counter.n - after - TAIL_TEST_BATCHES - 2
     path = tmp_path / "tail.ckpt"
     with pytest.raises(Boom):
         logt.minimize(CrashAfter(oracle, k), dom, T, method="logt_acc", rng=7, checkpoint=path,
