@@ -432,3 +432,33 @@ def test_tail_momentum_fixes_the_confident_wrong_ball_problem():
                           options={"tail_momentum": "off"})
         plain.append(p.value(r.x) - p.f_star)
     assert np.mean([r["excess"] for r in default]) <= np.mean(plain) / 2.5
+
+
+@pytest.mark.filterwarnings("ignore::logt.ConvergenceWarning")
+@pytest.mark.parametrize("T", [3_000, 5_000, 12_000, 40_000])
+def test_counts_stay_within_T_with_the_momentum_test_on_small_budgets(T):
+    """Small budgets at L/lam = 1e4: the tail is far shorter than L/lam steps; where its burn-in and test fit
+    they run, else it stays plain (no test shorter than its batches). Either way the counts are exact and within
+    T, and the test's samples are what the run counted."""
+    oracle, dom = make_problem("ball", 10**4)
+    c = Counting(oracle, dom)
+    r = logt.minimize(c, counting_domain(c), T, method="logt_acc", rng=3)
+    p, tail = r.params, r.params.get("tail")
+    assert c.calls == r.n_calls <= T and r.n_calls == stage_calls(p)
+    if tail is not None:
+        test = tail.get("test")
+        assert (test is not None) == (tail["beta"] > 0.0)
+        if test is not None:
+            assert ACC.TAIL_TEST_BATCHES <= test["samples"] <= tail["test_samples"]
+
+
+@pytest.mark.filterwarnings("ignore::logt.ConvergenceWarning")
+def test_no_momentum_when_its_test_would_not_fit(monkeypatch):
+    """A test budget below one sample per batch (here forced by asking for more batches than it has samples): the
+    tail stays plain rather than spend calls it does not have, and the run is the plain tail's, bit for bit."""
+    oracle, dom = make_problem("ball", 10**4)
+    monkeypatch.setattr(ACC, "TAIL_TEST_BATCHES", 10**9)
+    r = logt.minimize(oracle, dom, 40_000, method="logt_acc", rng=3)
+    plain = logt.minimize(oracle, dom, 40_000, method="logt_acc", options={"tail_momentum": "off"}, rng=3)
+    assert r.params["tail"]["beta"] == 0.0 and "test" not in r.params["tail"] and r.n_calls <= 40_000
+    assert np.array_equal(r.x, plain.x) and r.n_calls == plain.n_calls

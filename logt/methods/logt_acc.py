@@ -902,10 +902,14 @@ def _tail_start(run, params, st, N_last):
     test_samples = 0
     if beta > 0.0:                                      # the momentum test's samples come out of the batches
         R_left = int(run.T) - int(run.n_calls)
-        B = int(R_left // (n * (1.0 + TAIL_TEST_FRAC) + TAIL_CHECK_BATCHES))
-        test_samples = R_left - (n + TAIL_CHECK_BATCHES) * B
-        st["x_prev"] = np.array(st["xag"], copy=True)
-        st["burn_sum"] = np.zeros(run.shape)
+        B2 = int(R_left // (n * (1.0 + TAIL_TEST_FRAC) + TAIL_CHECK_BATCHES))
+        test_samples = R_left - (n + TAIL_CHECK_BATCHES) * B2
+        if n < 2 or B2 < 1 or test_samples < TAIL_TEST_BATCHES:   # too short for a burn-in and its test
+            beta, test_samples = 0.0, 0
+        else:
+            B = B2
+            st["x_prev"] = np.array(st["xag"], copy=True)
+            st["burn_sum"] = np.zeros(run.shape)
     t0 = sum(int(a) * int(b) for a, b, _ in st["stages"]) / B
     burn = min(n // 2, int(math.ceil(L_tail / run.lam)))
     st["tail"] = {"n": int(n), "B": int(B), "L": L_tail, "t0": float(t0), "burn": int(burn), "beta": beta,
