@@ -462,3 +462,31 @@ def test_no_momentum_when_its_test_would_not_fit(monkeypatch):
     plain = logt.minimize(oracle, dom, 40_000, method="logt_acc", options={"tail_momentum": "off"}, rng=3)
     assert r.params["tail"]["beta"] == 0.0 and "test" not in r.params["tail"] and r.n_calls <= 40_000
     assert np.array_equal(r.x, plain.x) and r.n_calls == plain.n_calls
+
+
+@pytest.mark.filterwarnings("ignore::logt.ConvergenceWarning")
+def test_an_oracle_that_fails_outside_the_domain_costs_the_momentum_not_the_run():
+    """The burn-in takes gradients at extrapolated points, which may lie outside ``D``. An oracle that raises
+    there (here a ValueError beyond 0.1 outside the box, tolerant of the curvature estimates' small steps) stops
+    the momentum for good, sends the tail back to its start and charges the step's batch: the run completes,
+    says why (``tail["momentum_stopped"]``), its counts are exact and within ``T``, and it ends near the plain
+    tail's excess."""
+    d = 8
+    h = np.logspace(-4, 0, d)
+    a = np.linspace(-3.0, 3.0, d)
+
+    def fn(w, rng):
+        if np.any(np.abs(w) > 1.1):
+            raise ValueError("outside the box")
+        return h * (w - a) + 0.3 * rng.normal(size=d)
+    F = lambda x: 0.5 * float(np.sum(h * (x - a) ** 2))
+    x_star = np.clip(a, -1.0, 1.0)
+    T = 60_000
+    c = Counting(FunctionOracle(fn, d), Box(-1, 1, shape=(d,)))
+    r = logt.minimize(c, counting_domain(c), T, lam=1e-4, rng=1, method="logt_acc")
+    plain = logt.minimize(FunctionOracle(fn, d), Box(-1, 1, shape=(d,)), T, lam=1e-4, rng=1, method="logt_acc",
+                          options={"tail_momentum": "off"})
+    tail = r.params["tail"]
+    assert "ValueError: outside the box" in tail["momentum_stopped"] and tail["beta"] == 0.0 and "test" not in tail
+    assert c.calls == r.n_calls <= T and r.n_calls == stage_calls(r.params)
+    assert np.all(np.abs(r.x) <= 1.0) and F(r.x) - F(x_star) <= 3.0 * (F(plain.x) - F(x_star))

@@ -292,7 +292,9 @@ class LogTAcc(Method):
         is shorter than ``L/lam`` steps, kept only if a paired test finds it better (below); "off"
         keeps the tail plain. With momentum the gradient is also taken at extrapolated points
         ``x + beta (x - x_prev)``, which may lie outside ``D`` (as the curvature estimates' points
-        may): "off" for an oracle defined on ``D`` only.
+        may, by a little): an oracle that fails there (a non-finite gradient, an ``ArithmeticError``
+        or ``ValueError``) stops the momentum and sends the tail back to its start
+        (``tail["momentum_stopped"]`` says why); "off" never leaves ``D`` in the tail.
 
     The auto rule (:func:`budget_plan`). With ``N`` and ``N_last`` of the theory
     rule for the estimate ``L``, ``R`` the calls left after the estimate and
@@ -371,7 +373,8 @@ class LogTAcc(Method):
     ``"off"``: plain averaged SGD from the start.
     Reported: ``params["tail"]`` (``n``, ``B``, ``L``, ``t0``, ``burn``,
     ``beta``, ``test_samples``, ``test`` (``delta``, ``se``, ``kept``,
-    ``samples``; with momentum only), ``estimate_calls``, ``check_calls``,
+    ``samples``; with momentum only), ``momentum_stopped`` (when the oracle
+    failed at an extrapolated point), ``estimate_calls``, ``check_calls``,
     ``calls``, ``projections``).
 
     It ends with the check of :mod:`logt.methods.convergence`: with the tail,
@@ -959,9 +962,17 @@ def _drive_tail(run, st, sigma2, gref):
                 np.subtract(x, st["x_prev"], out=y)
                 y *= beta
                 y += x
+                if not _extrapolated_grad(run, st, tl, y, B, G, t, eta):
+                    beta, y = 0.0, x                    # the oracle failed outside D: plain from the start
+                    st["t"] = t
+                    if t < n:
+                        run.boundary(st, record=False)
+                    continue
             elif beta > 0.0:
                 np.copyto(y, x)
-            run.grad(y, B, G, epoch=k, step=t, eta=eta)
+                run.grad(y, B, G, epoch=k, step=t, eta=eta)
+            else:
+                run.grad(y, B, G, epoch=k, step=t, eta=eta)
             if st["R_trust"] < 0:
                 st["R_trust"] = _trust_radius(G, gref, sigma2, B, mu)
             if t > burn:
@@ -1000,6 +1011,27 @@ def _drive_tail(run, st, sigma2, gref):
     tl["check_calls"] = int(run.n_calls) - c0
     tl["calls"] = int(run.n_calls) - int(st["stage_calls0"])
     return None
+
+
+def _extrapolated_grad(run, st, tl, y, B, G, t, eta):
+    """The burn-in's gradient at the extrapolated point ``y`` (which may lie outside ``D``); False when the oracle
+    fails there (a non-finite gradient, an ``ArithmeticError`` or ``ValueError`` such as a ``LinAlgError``): the
+    momentum stops for good (``tail["momentum_stopped"]`` says why), the tail goes back to its start ``p``, and the
+    step's batch is charged as asked for. An oracle defined on ``D`` only thus costs the tail its momentum, not the
+    run."""
+    c0 = int(run.n_calls)
+    try:
+        run.grad(y, B, G, epoch=st["k"], step=t, eta=eta)
+        return True
+    except (ArithmeticError, ValueError) as exc:
+        if int(run.n_calls) == c0:
+            run.n_calls += B
+        tl["beta"] = 0.0
+        tl["momentum_stopped"] = f"burn-in step {t}: {type(exc).__name__}: {exc}"[:300]
+        np.copyto(st["x"], st["p"])
+        st.pop("x_prev", None)
+        st.pop("burn_sum", None)
+        return False
 
 
 def _momentum_test(run, st, tl, G):
