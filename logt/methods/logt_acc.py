@@ -369,7 +369,7 @@ class LogTAcc(Method):
     had left the slow directions right, momentum's wider spread hurt (on boxes:
     up to 23x) and the test sends the tail back. Measured: no run reported as
     converged at 10x or more off on the grid and four generated sets (3 before,
-    g033 now 7x), within 3x on 2 more problems of each family.
+    g033 now 7x), within 3x on 1-2 more problems of each family.
     ``"off"``: plain averaged SGD from the start.
     Reported: ``params["tail"]`` (``n``, ``B``, ``L``, ``t0``, ``burn``,
     ``beta``, ``test_samples``, ``test`` (``delta``, ``se``, ``kept``,
