@@ -12,17 +12,14 @@ from logt._kernels._metric_core import DenseMetricCore
 from logt.domains import PSDCone
 from logt.oracles import SoftmaxMetricLearning, TripletMetricLearning
 
+try:
+    from ._labelled import labelled_rows as _data
+except ImportError:
+    from _labelled import labelled_rows as _data
+
 LAM = 0.1
 ORACLES = {"softmax": (SoftmaxMetricLearning, "_mean_grad_anchors", "n_anchors", "anchor indices"),
            "triplets": (TripletMetricLearning, "_mean_grad_triplets", "n_triplets", "triplet indices")}
-
-
-def _data(n=60, d=5, classes=3, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, classes, n)
-    X = rng.standard_normal((n, d)) + y[:, None] * 0.7          # some class structure
-    X /= np.linalg.norm(X, axis=1).max()
-    return X, y
 
 
 @pytest.mark.parametrize("kind", ORACLES)

@@ -7,15 +7,13 @@ import pytest
 from logt.oracles import SoftmaxMetricLearning
 from logt.oracles.softmax import candidate_lists
 
+try:
+    from ._labelled import labelled_rows as _data
+except ImportError:
+    from _labelled import labelled_rows as _data
+
 LAM = 0.1
 
-
-def _data(n=60, d=5, classes=3, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, classes, n)
-    X = rng.standard_normal((n, d)) + y[:, None] * 0.7          # some class structure
-    X /= np.linalg.norm(X, axis=1).max()
-    return X, y
 
 
 def _ref(o, W, anchors):

@@ -664,8 +664,7 @@ def _fail_stage(run, params, st, why):
     np.copyto(st["x"], st["p"])
     st["L"] = RETRY_FACTOR * max(st["L"], float(st["tail"]["L"]) if st.get("tail") else 0.0)
     st["tail"] = None
-    st.pop("x_prev", None)
-    st.pop("burn_sum", None)
+    _drop_burn_in(st)
     used = int(run.n_projections) - int(st["proj0"])
     plan = _plan(run, params, st["L"], int(params["proj_budget"]) - used)
     st["plan"] = [list(x) for x in _plan_report(plan)["plan"]]
@@ -934,6 +933,12 @@ def tail_momentum(L, lam, n):
     return 1.0 - 1.0 / A if A > 1.0 else 0.0
 
 
+def _drop_burn_in(st):
+    """Forget the momentum burn-in's state (its previous point and running sum), if any."""
+    st.pop("x_prev", None)
+    st.pop("burn_sum", None)
+
+
 def _tail_step(mu, L_tail, t0, t):
     return min(1.0 / L_tail, 1.0 / (mu * (t0 + t)))
 
@@ -953,37 +958,37 @@ def _drive_tail(run, st, sigma2, gref):
     x = st["x"]
     G = np.empty(run.shape)
     u = np.empty(run.shape)
-    y = np.empty(run.shape) if beta > 0.0 else x      # where the gradient is taken
+    y = np.empty(run.shape) if beta > 0.0 else None   # the burn-in's extrapolated point
     while st["t"] < n:
         t = st["t"] + 1
         eta = _tail_step(mu, L_tail, t0, t)
+        mom = beta > 0.0 and t <= burn
         try:
-            if beta > 0.0 and t <= burn:                # the burn-in: y = x + beta (x - x_prev)
+            if mom:                                     # the burn-in: the gradient at y = x + beta (x - x_prev)
                 np.subtract(x, st["x_prev"], out=y)
                 y *= beta
                 y += x
                 if not _extrapolated_grad(run, st, tl, y, B, G, t, eta):
-                    beta, y = 0.0, x                    # the oracle failed outside D: plain from the start
+                    beta = 0.0                          # the oracle failed outside D: plain from the start
                     st["t"] = t
                     if t < n:
                         run.boundary(st, record=False)
                     continue
-            elif beta > 0.0:
-                np.copyto(y, x)
-                run.grad(y, B, G, epoch=k, step=t, eta=eta)
+                at = y
             else:
-                run.grad(y, B, G, epoch=k, step=t, eta=eta)
+                at = x
+                run.grad(x, B, G, epoch=k, step=t, eta=eta)
             if st["R_trust"] < 0:
                 st["R_trust"] = _trust_radius(G, gref, sigma2, B, mu)
             if t > burn:
-                _check_add(st, y, G)
+                _check_add(st, x, G)
             if t < n:
                 np.multiply(G, -eta, out=u)
-                u += y
-                if beta > 0.0:
+                u += at
+                if mom:
                     np.copyto(st["x_prev"], x)
                 run.project(u, x, epoch=k, step=t, eta=eta)
-            if beta > 0.0 and burn // 2 < t <= burn:
+            if mom and t > burn // 2:
                 st["burn_sum"] += x
                 if t == burn:
                     _momentum_test(run, st, tl, G)
@@ -996,8 +1001,7 @@ def _drive_tail(run, st, sigma2, gref):
         st["t"] = t
         if t < n:
             run.boundary(st, record=False)
-    st.pop("x_prev", None)
-    st.pop("burn_sum", None)
+    _drop_burn_in(st)
     m = max(int(st["chk_m"]), 1)
     xbar = st["chk_xsum"] / m
     eta = _tail_step(mu, L_tail, t0, n)
@@ -1029,8 +1033,7 @@ def _extrapolated_grad(run, st, tl, y, B, G, t, eta):
         tl["beta"] = 0.0
         tl["momentum_stopped"] = f"burn-in step {t}: {type(exc).__name__}: {exc}"[:300]
         np.copyto(st["x"], st["p"])
-        st.pop("x_prev", None)
-        st.pop("burn_sum", None)
+        _drop_burn_in(st)
         return False
 
 
