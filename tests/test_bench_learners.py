@@ -120,3 +120,26 @@ def test_highdim_random_sweep_is_seeded_and_matches_direct_knn():
     direct = KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
     assert rows[0]["default"][0] == pytest.approx(direct)
     assert rows[0]["euclid"][0] == pytest.approx(KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte))
+
+
+def test_tiny_sweep_is_seeded_cross_fits_and_matches_direct_knn():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_highdim as LH
+    a = LH.tiny_problem(1, np.random.default_rng(5))
+    b = LH.tiny_problem(1, np.random.default_rng(5))
+    assert a[0] == b[0] and a[0].startswith("dense") and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    desc, Xtr, ytr, Xte, yte = a
+    assert 30 <= Xtr.shape[0] < 80 and Xte.shape[0] == LH.TINY_TEST_ROWS
+    lines = []
+    rows = LH.tiny_sweep(1, seed=5, log=lines.append)
+    assert len(rows) == 1 and rows[0]["problem"].startswith("noise") and "problems:" in lines[-1]
+    g = np.random.default_rng(5)
+    _, Xtr, ytr, Xte, yte = LH.tiny_problem(0, g)
+    est = MetricLearner(rng=0).fit(Xtr, ytr)
+    assert est.check_accuracy_["how"] == "cross-fitted" and rows[0]["choice"] == est.metric_choice_
+    direct = KNeighborsClassifier(5).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["default"][1] == pytest.approx(direct)

@@ -88,10 +88,12 @@ def test_default_high_d_constant_features_and_d_above_n():
     X, y = _classes(120, 400, 1, n_const=100)                      # d > n, 100 constant columns
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)
     # the principal directions (at most MAX_AUTO_RANK) and the class means outside them (C - 1 = 2)
-    assert ml.subspace_ is not None and 1 <= ml.n_components_ <= S.MAX_AUTO_RANK + 2
+    assert ml.subspace_ is not None and 1 <= ml.subspace_.shape[0] <= S.MAX_AUTO_RANK + 2
     assert ml.components_.shape == (ml.n_components_, 400)
     np.testing.assert_array_equal(ml.components_[:, -100:], 0.0)   # constant features carry no weight
-    assert ml.metric_choice_ in ("learned", "subspace")
+    # 29 held-out rows: the learned metric's lead (0.55 against 0.48) is within one standard error, so the
+    # check keeps plain Euclidean distances (the identity's rows at the 300 varying features)
+    assert ml.metric_choice_ == "euclidean" and ml.check_accuracy_["n_rows"] == 29
     assert not ml.active_features_[-100:].any() and ml.active_features_[:300].all()
 
 
@@ -191,18 +193,70 @@ def test_nn1_accuracy_against_bruteforce():
     R, Q = g.standard_normal((90, 4)), g.standard_normal((37, 4))
     cr, cq = g.integers(3, size=90), g.integers(3, size=37)
     D = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_array_equal(S.nn1_hits(R, cr, Q, cq, block=8), cr[D.argmin(1)] == cq)
     assert S.nn1_accuracy(R, cr, Q, cq, block=8) == pytest.approx(np.mean(cr[D.argmin(1)] == cq))
+    assert S.nn1_hits(R, cr, Q[:0], cq[:0]).shape == (0,) and S.nn1_accuracy(R, cr, Q[:0], cq[:0]) == 0.0
 
 
-@pytest.mark.parametrize("seed, heavy, informative", [(0, False, 4), (1, False, 4), (3, False, 4),
-                                                     (0, True, 8), (2, True, 8)])
-def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy, informative, monkeypatch):
+def _paired_reference(hits, z):
+    """The check's rule written out: the plainest candidate unless the most accurate beats it by z se."""
+    plain = "euclidean" if "euclidean" in hits else "subspace"
+    order = [c for c in ("learned", "subspace", "euclidean") if c in hits]
+    acc = {c: np.mean(hits[c]) for c in order}
+    best = [c for c in order if acc[c] == max(acc.values())][0]
+    if best == plain:
+        return plain
+    d = hits[best].astype(float) - hits[plain]
+    return best if d.mean() > z * d.std(ddof=1) / np.sqrt(d.size) else plain
+
+
+def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_standard_error():
+    m = 400
+    base = np.zeros(m, dtype=bool)
+    base[:200] = True                                                   # 0.5
+    ahead = base.copy()
+    # the learned metric gains 10 rows and loses 2 (paired difference +8 / 400, se ~ sqrt(12) / 400)
+    ahead[200:210] = True
+    ahead[:2] = False
+    assert S.choose_candidate({"learned": ahead, "subspace": base, "euclidean": base}) == "learned"
+    slight = base.copy()
+    slight[200:203] = True                                              # +3 and -2: within one se
+    slight[:2] = False
+    assert S.choose_candidate({"learned": slight, "subspace": base, "euclidean": base}) == "euclidean"
+    assert S.choose_candidate({"learned": slight, "subspace": base}) == "subspace"      # no Euclidean: the subspace
+    assert S.choose_candidate({"learned": slight, "subspace": base, "euclidean": base}, z=0.0) == "learned"
+    # ties in accuracy go to the earlier candidate; equal hit vectors are never "ahead"
+    assert S.choose_candidate({"learned": base, "subspace": base, "euclidean": base}) == "euclidean"
+    assert S.choose_candidate({"learned": ahead, "subspace": ahead, "euclidean": base}) == "learned"
+    assert S.choose_candidate({"learned": base, "subspace": ahead, "euclidean": base}) == "subspace"
+    assert S.choose_candidate({"learned": base, "subspace": base, "euclidean": ahead}) == "euclidean"
+    # one checked row: ahead means one more hit
+    one, zero = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
+    assert S.choose_candidate({"learned": one, "subspace": zero}) == "learned"
+    assert S.choose_candidate({"learned": zero, "subspace": zero}) == "subspace"
+    g = np.random.default_rng(0)
+    for _ in range(200):
+        p = g.uniform(0.2, 0.9, size=3)
+        h = {c: g.random(60) < q for c, q in zip(("learned", "subspace", "euclidean"), p)}
+        if g.random() < 0.3:
+            del h["euclidean"]
+        z = float(g.choice([0.0, 0.5, 1.0, 2.0]))
+        assert S.choose_candidate(h, z=z) == _paired_reference(h, z)
+
+
+# (seed, class_sep, heavy-tailed): 500 x 300, 4 informative directions, 3 classes; the check keeps
+# plain Euclidean distances on the first, second and fifth, the learned metric on the third and sixth,
+# the subspace on the fourth
+CHECK_PROBLEMS = [(0, 0.8, False), (1, 0.8, False), (1, 2.5, False), (1, 2.5, True), (2, 1.5, True), (2, 2.5, False)]
+
+
+def _check_against_scikit_learn(seed, sep, heavy, monkeypatch):
+    """Fit the default on one of ``CHECK_PROBLEMS``; assert the check's numbers and choice against
+    scikit-learn's 1-NN and the rule written out; return the choice."""
     from sklearn.neighbors import KNeighborsClassifier
     from logt._rng import check_rng
     from logt.experiments.highdim_data import dense_classification
-    n_classes = 4 if heavy else 3
-    X, y = dense_classification(400 if heavy else 500, 250 if heavy else 300, n_informative=informative,
-                                n_classes=n_classes, class_sep=1.0 if heavy else 0.8, heavy_tailed=heavy, rng=seed)
+    X, y = dense_classification(500, 300, n_informative=4, n_classes=3, class_sep=sep, heavy_tailed=heavy, rng=seed)
     fits = []                                      # (rows, components_ on the subspace coordinates) of each fit
     inner = MetricLearner._fit_metric
 
@@ -215,27 +269,37 @@ def test_check_chooses_by_held_out_1nn_accuracy_against_scikit_learn(seed, heavy
     assert set(c) == {"learned", "subspace", "euclidean", "how", "n_rows"} and c["how"] == "held-out"
     _, active, fr = MetricLearner(rng=seed)._subspace_fit(X, check_rng(seed), y.astype(np.intp))
 
-    def held_out_1nn(Z):
-        return KNeighborsClassifier(1).fit(Z[fr], y[fr]).score(Z[~fr], y[~fr])
+    def held_out_hits(Z):
+        return KNeighborsClassifier(1).fit(Z[fr], y[fr]).predict(Z[~fr]) == y[~fr]
+    Zs = (X - ml.subspace_mean_) @ ml.subspace_.T
+    hits = {"learned": held_out_hits(Zs @ fits[0][1].T), "subspace": held_out_hits(Zs),
+            "euclidean": held_out_hits(X)}
     assert c["n_rows"] == (~fr).sum()
-    assert c["subspace"] == pytest.approx(held_out_1nn((X - ml.subspace_mean_) @ ml.subspace_.T))
-    assert c["euclidean"] == pytest.approx(held_out_1nn(X))
-    if c["euclidean"] > max(c["learned"], c["subspace"]):
-        assert ml.metric_choice_ == "euclidean"
+    for name, h in hits.items():
+        assert c[name] == pytest.approx(h.mean())
+    assert ml.metric_choice_ == _paired_reference(hits, S.CHECK_Z)
+    if ml.metric_choice_ == "euclidean":
         np.testing.assert_array_equal(ml.components_, np.eye(X.shape[1])[active])
         np.testing.assert_allclose(ml.transform(X[:20]), X[:20, active], atol=0)
-    elif c["learned"] >= c["subspace"]:
-        assert ml.metric_choice_ == "learned"
+    elif ml.metric_choice_ == "learned":
         # checked: the metric fitted on the fit rows; kept: the same learned again on all rows
         assert [f[0] for f in fits] == [fr.sum(), len(X)]
-        Zs = (X - ml.subspace_mean_) @ ml.subspace_.T
-        assert c["learned"] == pytest.approx(held_out_1nn(Zs @ fits[0][1].T))
         np.testing.assert_allclose(ml.components_, fits[1][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
     else:
-        assert ml.metric_choice_ == "subspace"
         np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
     if ml.metric_choice_ != "learned":
         assert len(fits) == 1                      # no second fit for a metric that is not kept
+    return ml.metric_choice_
+
+
+@pytest.mark.parametrize("seed, sep, heavy", CHECK_PROBLEMS)
+def test_check_chooses_by_held_out_1nn_hits_against_scikit_learn(seed, sep, heavy, monkeypatch):
+    _check_against_scikit_learn(seed, sep, heavy, monkeypatch)
+
+
+def test_the_check_reaches_each_choice(monkeypatch):
+    choices = [_check_against_scikit_learn(*p, monkeypatch) for p in CHECK_PROBLEMS]
+    assert choices == ["euclidean", "euclidean", "learned", "subspace", "euclidean", "learned"]
 
 
 def test_check_compares_at_most_check_max_rows_held_out_rows(monkeypatch):
@@ -257,16 +321,138 @@ def test_check_compares_at_most_check_max_rows_held_out_rows(monkeypatch):
     np.testing.assert_array_equal(S.check_rows(~fr), np.flatnonzero(~fr))               # below the cap: all
 
 
-def test_leave_one_out_check_with_the_euclidean_candidate_against_bruteforce():
-    X, y = _classes(45, 200, 7)                          # 15 per class: too few to hold 20 rows out
+def test_fold_split_is_stratified_and_seeded():
+    codes = np.repeat(np.arange(4), [13, 6, 1, 2])
+    folds = S.fold_split(codes, np.random.default_rng(0))
+    assert folds.shape == codes.shape and set(np.unique(folds)) <= set(range(S.CROSSFIT_FOLDS))
+    for c in range(4):                                   # each class spread evenly over the folds
+        per_fold = np.bincount(folds[codes == c], minlength=S.CROSSFIT_FOLDS)
+        assert per_fold.max() - per_fold.min() <= 1
+    np.testing.assert_array_equal(folds, S.fold_split(codes, np.random.default_rng(0)))
+    singles = {int(S.fold_split(np.array([0, 0, 1]), np.random.default_rng(s))[2]) for s in range(20)}
+    assert len(singles) > 1                              # a one-row class lands in a random fold
+
+
+def test_crossfit_hits_against_bruteforce():
+    g = np.random.default_rng(4)
+    A, c = g.standard_normal((70, 3)), g.integers(3, size=70)
+    folds = S.fold_split(c, g)
+    D = ((A[:, None, :] - A[None, :, :]) ** 2).sum(-1)
+    D[folds[:, None] == folds[None, :]] = np.inf          # references: the other folds' rows only
+    np.testing.assert_array_equal(S.crossfit_hits(A, c, folds, block=16), c[D.argmin(1)] == c)
+
+
+def _tiny(n, d, rng, signal):
+    g = np.random.default_rng(rng)
+    y = g.integers(3, size=n)
+    X = g.standard_normal((n, d)) * np.geomspace(0.1, 10.0, d)
+    X[:, :3] += signal * np.eye(3)[y]
+    return X, y
+
+
+def test_tiny_classes_cross_fit_the_check_against_scikit_learn(monkeypatch):
+    """Too few rows to hold 20 out: every row is checked under a subspace (class means) and a metric
+    fitted without its fold, and the rule is the paired one."""
+    from sklearn.neighbors import KNeighborsClassifier
+    X, y = _tiny(60, 300, 7, signal=3.0)
+    fits, folds_seen = [], []
+    inner_fit, inner_split = MetricLearner._fit_metric, S.fold_split
+
+    def recording(self, Z, codes, gen):
+        inner_fit(self, Z, codes, gen)
+        fits.append((Z.shape[0], self.components_.copy()))
+
+    def split(codes, gen, n_folds=S.CROSSFIT_FOLDS):
+        folds_seen.append(inner_split(codes, gen, n_folds))
+        return folds_seen[-1]
+    monkeypatch.setattr(MetricLearner, "_fit_metric", recording)
+    monkeypatch.setattr(S, "fold_split", split)
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)
     c = ml.check_accuracy_
-    assert c["how"] == "leave-one-out" and c["n_rows"] == 45
-    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-    np.fill_diagonal(D, np.inf)
-    assert c["euclidean"] == pytest.approx(np.mean(y[D.argmin(1)] == y))
-    best = max(c, key=lambda k: c[k] if k in ("learned", "subspace", "euclidean") else -1)
-    assert c[ml.metric_choice_] == c[best]
+    assert c["how"] == "cross-fitted" and c["n_rows"] == 60 and len(folds_seen) == 1
+    folds = folds_seen[0]
+    assert [f[0] for f in fits] == [60] + [int((folds != f).sum()) for f in range(S.CROSSFIT_FOLDS)]
+    P = ml.subspace_[:ml._n_principal]
+    hits = {k: np.zeros(60, dtype=bool) for k in ("learned", "subspace", "euclidean")}
+    for f in range(S.CROSSFIT_FOLDS):
+        te, tr = folds == f, folds != f
+        V = np.vstack([P, S.class_mean_directions(X[tr], y[tr], ml.subspace_mean_, P)])
+        Z = (X - ml.subspace_mean_) @ V.T
+        for name, A in (("subspace", Z), ("learned", Z @ fits[1 + f][1].T), ("euclidean", X)):
+            hits[name][te] = KNeighborsClassifier(1).fit(A[tr], y[tr]).predict(A[te]) == y[te]
+    for name, h in hits.items():
+        assert c[name] == pytest.approx(h.mean()), name
+    assert ml.metric_choice_ == _paired_reference(hits, S.CHECK_Z)
+    if ml.metric_choice_ == "learned":                   # the kept metric is the one fitted on all rows
+        np.testing.assert_allclose(ml.components_, fits[0][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
+
+
+def test_tiny_noise_labels_cross_fitted_check_is_not_fooled():
+    """Labels independent of the features, 45-70 rows: checked on its own rows (leave-one-out, the rule
+    before) the learned metric scored 1.0 and was kept on every seed; cross-fitted it scores near chance
+    (1/3), like the plain distances."""
+    acc = [MetricLearner(rng=s, T=20_000).fit(*_tiny(45 + 5 * s, 800, 100 + s, signal=0.0)).check_accuracy_
+           for s in range(6)]
+    assert all(a["how"] == "cross-fitted" for a in acc)
+    learned = np.array([a["learned"] for a in acc])
+    assert learned.max() < 0.5 and abs(learned.mean() - 1 / 3) < 0.1, learned     # measured: 0.31-0.44, 0.37
+
+
+@pytest.mark.parametrize("heavy", [False, True])
+def test_span_rows_reproduce_euclidean_neighbours_from_new_points(heavy):
+    g = np.random.default_rng(5)
+    X = g.standard_normal((40, 300)) * np.geomspace(1e-2, 1e2, 300)        # scales over four decades
+    if heavy:                                                                # + rows 1e7 times the rest
+        X[[3, 17]] *= 1e7                                                    # (singular values over 12 decades)
+    X[:, 7] = 3.0                                                            # a constant feature
+    X[5] = X[4]                                                              # a repeated row
+    active = X.std(axis=0) > 0
+    R = S.span_rows(X, active)
+    assert R.shape == (39, 300)
+    np.testing.assert_allclose(R @ R.T, np.eye(39), atol=1e-12)             # orthonormal
+    np.testing.assert_array_equal(R[:, 7], 0.0)
+    Dx = X[1:] - X[0]
+    np.testing.assert_allclose(Dx @ R.T @ R, Dx, atol=1e-12 * np.abs(X).max())      # spans the differences
+    Q = g.standard_normal((200, 300)) * np.geomspace(1e-2, 1e2, 300)
+    D = ((Q[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    Dr = (((Q @ R.T)[:, None, :] - (X @ R.T)[None, :, :]) ** 2).sum(-1)
+    off = D - Dr                                     # the distance to the span: the same for every row
+    np.testing.assert_allclose(off, off[:, :1] * np.ones((1, 40)), rtol=1e-9, atol=1e-9 * D.max())
+    light = np.setdiff1d(np.arange(40), [3, 17]) if heavy else np.arange(40)
+    np.testing.assert_array_equal(np.argsort(D[:, light], axis=1)[:, :5], np.argsort(Dr[:, light], axis=1)[:, :5])
+    assert S.span_rows(X[:1], active).shape == (0, 300)
+
+
+def test_euclidean_rank_and_rows_forms(monkeypatch):
+    assert S.euclidean_rank(100, 300, 400) == 300                             # the identity's rows fit
+    monkeypatch.setattr(S, "EUCLIDEAN_MAX_ENTRIES", 50_000)
+    assert S.euclidean_rank(100, 300, 400) == 99                              # the span of 100 rows: 99 x 400
+    assert S.euclidean_rank(200, 300, 400) == 0                               # 199 x 400 > 50,000: no candidate
+    X, y = _classes(100, 400, 3, n_const=100)
+    active = X.std(axis=0) > 0
+    R = S.euclidean_rows(X, active)
+    assert R.shape == (99, 400)
+    np.testing.assert_allclose(R @ R.T, np.eye(99), atol=1e-12)
+    assert not S.euclidean_candidate(sp.csr_matrix(X), active)                # sparse: never
+    monkeypatch.setattr(S, "EUCLIDEAN_MAX_ENTRIES", 300 * 400)
+    np.testing.assert_array_equal(S.euclidean_rows(X, active), np.eye(400)[active])
+
+
+def test_default_keeps_euclidean_distances_on_wide_data_as_the_rows_span(monkeypatch):
+    """A chosen Euclidean metric on input too wide for the identity's rows is the span of the training
+    rows: k-NN from new points is plain Euclidean k-NN."""
+    from sklearn.neighbors import KNeighborsClassifier
+    g = np.random.default_rng(11)
+    X, Xt = g.standard_normal((200, 600)), g.standard_normal((300, 600))
+    y, yt = g.integers(3, size=200), g.integers(3, size=300)               # no class information at all
+    monkeypatch.setattr(S, "EUCLIDEAN_MAX_ENTRIES", 200 * 600)              # the identity's 600 rows do not fit
+    ml = MetricLearner(rng=0, T=20_000).fit(X, y)
+    assert ml.metric_choice_ == "euclidean", ml.check_accuracy_
+    assert ml.components_.shape == (199, 600)
+    for k in (1, 5):
+        ref = KNeighborsClassifier(k).fit(X, y).predict(Xt)
+        got = KNeighborsClassifier(k).fit(ml.transform(X), y).predict(ml.transform(Xt))
+        np.testing.assert_array_equal(got, ref)
 
 
 def _low_variance_signal(n, rng):

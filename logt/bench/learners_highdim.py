@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
 __all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section", "split_means", "random_problem",
-           "random_sweep"]
+           "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
 
@@ -45,7 +45,7 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
         t = _timed_fit(est, Xtr, ytr)
         note = f"rank {est.n_components_}, {est.n_projections_} projections"
         if est.subspace_ is not None and est.n_components is None:
-            note += (", plain Euclidean distances on the varying features (the check's choice)"
+            note += (", plain Euclidean distances (the check's choice)"
                      if est.metric_choice_ == "euclidean" else
                      f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal and "
                      "class means)")
@@ -163,34 +163,91 @@ def random_sweep(n_problems=24, seed=777, log=print):
     split each, seed 0): rows ``dict(problem, euclid (1-NN, 5-NN), default (1-NN, 5-NN), choice,
     seconds)``; ``python -m logt.bench.learners_highdim --random N``."""
     from sklearn.model_selection import train_test_split
-
-    from logt import MetricLearner
-    from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
         desc, X, y = random_problem(g)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-        with single_threaded_blas():
-            est = MetricLearner(rng=0)
-            t = _timed_fit(est, Xtr, ytr)
-        r = dict(problem=desc, euclid=_knn(Xtr, ytr, Xte, yte), seconds=t, choice=est.metric_choice_,
-                 default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
-        log(f"{i:2d} {desc:28s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} default "
-            f"{r['default'][0]:.3f}/{r['default'][1]:.3f} ({r['choice']}, {t:.2f} s)")
-        rows.append(r)
-    worst = [min(a - b for a, b in zip(r["default"], r["euclid"])) for r in rows]
-    log(f"{len(rows)} problems: default >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
-        f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}")
+        rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
+    _log_summary(rows, log)
     return rows
 
 
-if __name__ == "__main__":   # python -m logt.bench.learners_highdim [--all] [--splits N] | --random N [--seed S]
+def _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log):
+    """One sweep row: ``MetricLearner(rng=0)`` fitted on one BLAS thread (its warnings silenced) and
+    Euclidean k-NN, 1-NN and 5-NN accuracy on the test rows; logged."""
+    import warnings
+
+    from logt import MetricLearner
+    from logt._threads import single_threaded_blas
+    with single_threaded_blas(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = MetricLearner(rng=0)
+        t = _timed_fit(est, Xtr, ytr)
+    r = dict(problem=desc, euclid=_knn(Xtr, ytr, Xte, yte), seconds=t, choice=est.metric_choice_,
+             default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
+    log(f"{i:2d} {desc:28s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} default "
+        f"{r['default'][0]:.3f}/{r['default'][1]:.3f} ({r['choice']}, {t:.2f} s)")
+    return r
+
+
+TINY_TEST_ROWS = 1000        # tiny_problem's test rows, drawn from the same distribution as its training rows
+
+
+def tiny_problem(i, rng):
+    """``(description, Xtr, ytr, Xte, yte)``: a wide problem with 30-79 training rows (too few for the
+    default's held-out check: it cross-fits) and ``TINY_TEST_ROWS`` test rows of the same distribution;
+    by ``i % 3`` labels independent of 300-2,999 features of scales 0.1-10 (2-3 classes), dense data with
+    3-9 informative directions (:func:`logt.experiments.highdim_data.dense_classification`), or raw-pixel
+    digits on a 24 px canvas. ``rng`` a ``numpy.random.Generator``."""
+    from logt.experiments import highdim_data as H
+    kind = ("noise", "dense", "digits")[i % 3]
+    n = int(rng.integers(30, 80))
+    m = n + TINY_TEST_ROWS
+    if kind == "noise":
+        d, c = int(rng.integers(300, 3000)), int(rng.integers(2, 4))
+        X, y = rng.standard_normal((m, d)) * np.geomspace(0.1, 10, d), rng.integers(c, size=m)
+    elif kind == "dense":
+        d = int(rng.integers(300, 3000))
+        X, y = H.dense_classification(m, d, n_informative=int(rng.integers(3, 10)), n_classes=int(rng.integers(2, 4)),
+                                      class_sep=float(rng.uniform(1.0, 2.5)), rng=int(rng.integers(2**31)))
+    else:
+        X, y = H.shifted_digits(m, canvas=24, size=14, max_shift=2, rng=int(rng.integers(2**31)))
+    p = rng.permutation(m)
+    X, y = X[p], y[p]
+    return f"{kind} n={n} d={X.shape[1]}", X[:n], y[:n], X[n:], y[n:]
+
+
+def tiny_sweep(n_problems=30, seed=1, log=print):
+    """``MetricLearner()`` against Euclidean k-NN on :func:`tiny_problem` ``0..n_problems-1`` (accuracy on
+    the test rows): rows as :func:`random_sweep`'s; ``python -m logt.bench.learners_highdim --tiny N``."""
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_problems):
+        desc, Xtr, ytr, Xte, yte = tiny_problem(i, g)
+        if np.bincount(ytr).max() < 2:
+            log(f"{i:2d} {desc}: no class with two rows, skipped")
+            continue
+        rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
+    _log_summary(rows, log)
+    return rows
+
+
+def _log_summary(rows, log):
+    worst = [min(a - b for a, b in zip(r["default"], r["euclid"])) for r in rows]
+    gain = [np.mean(r["default"]) - np.mean(r["euclid"]) for r in rows]
+    log(f"{len(rows)} problems: default >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
+        f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}, "
+        f"mean gain {np.mean(gain):+.4f}")
+
+
+if __name__ == "__main__":   # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny N [--seed S]
     import sys
-    if "--random" in sys.argv:
-        seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 777
-        random_sweep(int(sys.argv[sys.argv.index("--random") + 1]), seed=seed)
-        sys.exit(0)
+    for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1)):
+        if flag in sys.argv:
+            seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed
+            sweep(int(sys.argv[sys.argv.index(flag) + 1]), seed=seed)
+            sys.exit(0)
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
     names = list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) if all_sets else None

@@ -386,6 +386,7 @@ class MahalanobisLearner(BaseEstimator):
         fit_rows = None
         if k is None:
             basis_a = basis_a[:_subspace.auto_rank(var, total, n)]
+            self._n_principal = basis_a.shape[0]          # the label-free rows of subspace_ (the check's folds)
             if codes is not None:
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0])
                 fr = slice(None) if fit_rows is None else fit_rows
@@ -399,16 +400,19 @@ class MahalanobisLearner(BaseEstimator):
         self.subspace_mean_, self.subspace_ = mean, basis
         return _subspace.project_rows(X, mean, basis), active, fit_rows
 
-    def _subspace_finish(self, active, Z=None, codes=None, fit_rows=None, X=None):
+    def _subspace_finish(self, active, Z=None, codes=None, fit_rows=None, X=None, crossfit=None):
         """After the fit on the subspace coordinates ``Z[fit_rows]``: ``components_`` composed with
         ``subspace_`` (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``,
         from :meth:`_subspace_fit`) back on the original features.
 
-        With ``n_components=None`` and labels ``codes``, the check compares 1-NN accuracies: on the
-        held-out rows (``~fit_rows``) against the fit rows, or leave-one-out on all rows when there is
-        no held-out part (classes too small to split). The learned metric is kept when it is at least
-        the subspace's Euclidean one; plain Euclidean distances on the raw input ``X`` (dense and small
-        enough, :func:`subspace.euclidean_candidate`) replace both when strictly more accurate
+        With ``n_components=None`` and labels ``codes``, the check compares 1-NN hits: on the held-out
+        rows (``~fit_rows``) against the fit rows, or, when there is no held-out part (classes too small
+        to split), cross-fitted on every row (``crossfit = (folds, hits)``: each row's fold and the
+        "learned" and "subspace" hits there, each fold's class-mean directions and metric fitted without
+        it), of the learned metric, the subspace's Euclidean one and
+        plain Euclidean distances on the raw input ``X`` (dense, when their ``components_`` is small
+        enough, :func:`subspace.euclidean_candidate`); :func:`subspace.choose_candidate` keeps the
+        plainest unless another is ahead of it by more than one standard error
         (``metric_choice_``, ``check_accuracy_``)."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
@@ -418,22 +422,21 @@ class MahalanobisLearner(BaseEstimator):
         if self.n_components is None and codes is not None:
             raw = X is not None and _subspace.euclidean_candidate(X, active)
             if fit_rows is None:
-                acc = lambda A: _subspace.loo_1nn_accuracy(A, codes)
-                how, n_check = "leave-one-out", Z.shape[0]
+                folds, h = crossfit
+                hits = lambda A: _subspace.crossfit_hits(A, codes, folds)
+                how, n_check = "cross-fitted", Z.shape[0]
             else:
                 fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-                acc = lambda A: _subspace.nn1_accuracy(A[fr], codes[fr], A[ho], codes[ho])
+                hits = lambda A: _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])
                 how, n_check = "held-out", int(ho.size)
-            a = {"learned": acc(Z @ C.T), "subspace": acc(Z)}
+                h = {"learned": hits(Z @ C.T), "subspace": hits(Z)}
             if raw:
-                a["euclidean"] = acc(_active_columns(X, active))
-            self.check_accuracy_ = {**a, "how": how, "n_rows": n_check}
-            if raw and a["euclidean"] > max(a["learned"], a["subspace"]):
-                self.metric_choice_ = "euclidean"
-            elif a["learned"] < a["subspace"]:
-                self.metric_choice_ = "subspace"
+                h["euclidean"] = hits(_active_columns(X, active))
+            self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in h.items()},
+                                    "how": how, "n_rows": n_check}
+            self.metric_choice_ = _subspace.choose_candidate(h)
         if self.metric_choice_ == "euclidean":
-            comps = _subspace.selection_rows(active)
+            comps = _subspace.euclidean_rows(X, active)
         elif self.metric_choice_ == "subspace":
             comps = self.subspace_.copy()
         else:

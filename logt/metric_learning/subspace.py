@@ -18,8 +18,10 @@ implicitly (sparse input stays sparse). Memory ``O(n d)`` for the input plus
 input; :func:`uses_subspace` says when the default works in a subspace at all. The
 default adds the class means' span outside the principal directions
 (:func:`class_mean_directions`) and checks the learned metric on held-out rows
-(:func:`holdout_split`, :func:`nn1_accuracy`; :func:`loo_1nn_accuracy` when the
-classes are too small to hold any out).
+(:func:`holdout_split`, :func:`nn1_hits`; cross-fitted on :func:`fold_split`'s folds,
+:func:`crossfit_hits`, when the classes are too small to hold rows out) against the subspace and plain Euclidean distances
+(:func:`euclidean_rows`), keeping a learned metric only when the check can tell it
+apart from them (:func:`choose_candidate`).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -27,8 +29,11 @@ from scipy import linalg
 from scipy.linalg import blas
 
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
-           "nn1_accuracy", "class_mean_directions", "holdout_split", "euclidean_candidate", "selection_rows",
+           "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "CANDIDATES", "CHECK_Z",
+           "class_mean_directions", "holdout_split", "euclidean_candidate", "euclidean_rank", "euclidean_rows",
+           "selection_rows", "span_rows",
            "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS",
+           "fold_split", "crossfit_hits", "CROSSFIT_FOLDS",
            "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE"]
 
 EXACT_MAX_FEATURES = 1024     # up to here: eigh of the (d, d) covariance (<= 8 MiB), exact
@@ -36,8 +41,9 @@ OVERSAMPLING = 16
 MAX_AUTO_RANK = 64            # the default rank's cap (n_components=None)
 MIN_AUTO_RANK = 16            # ... and its floor (one dominant feature must not collapse the subspace)
 AUTO_VARIANCE = 0.95          # the default rank: the fewest directions holding this share of the variance
-# the check's plain-Euclidean candidate: dense input whose (n_active, d) feature selection has at most this many entries
-EUCLIDEAN_MAX_ENTRIES = EXACT_MAX_FEATURES ** 2
+# the check's plain-Euclidean candidate: dense input whose components_ for it (euclidean_rows) has at most this many
+# entries (64 MiB)
+EUCLIDEAN_MAX_ENTRIES = 2 ** 23
 
 
 def _col_mean(X):
@@ -153,38 +159,82 @@ def auto_rank(variances, total_variance, n_samples):
 
 
 def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
-    """How many query rows ``Zq`` have a 1-NN in ``Zref`` of their own label; blocked (memory
-    ``O(n * block)``), ties to the lowest index; ``skip_self``: ``Zq`` is ``Zref`` and row ``i``
+    """Bool (m,): whether each query row of ``Zq`` has a 1-NN in ``Zref`` of its own label; blocked
+    (memory ``O(n * block)``), ties to the lowest index; ``skip_self``: ``Zq`` is ``Zref`` and row ``i``
     is not its own neighbour (leave-one-out)."""
     Zref = np.ascontiguousarray(Zref, dtype=np.float64)
     Zq = Zref if skip_self else np.ascontiguousarray(Zq, dtype=np.float64)
     sr = np.einsum("ij,ij->i", Zref, Zref)
-    hits = 0
+    hits = np.zeros(Zq.shape[0], dtype=bool)
     for s in range(0, Zq.shape[0], block):
         e = min(Zq.shape[0], s + block)
         D = sr[None, :] - 2.0 * (Zq[s:e] @ Zref.T)       # + ||q||^2, the same along a row: not needed
         if skip_self:
             D[np.arange(e - s), np.arange(s, e)] = np.inf
-        hits += int(np.sum(cref[np.argmin(D, axis=1)] == cq[s:e]))
+        hits[s:e] = cref[np.argmin(D, axis=1)] == cq[s:e]
     return hits
 
 
-def loo_1nn_accuracy(Z, codes, block=512):
-    """Leave-one-out 1-NN accuracy of the rows ``Z`` (n, k) with labels ``codes`` (n,).
+def loo_1nn_hits(Z, codes, block=512):
+    """Bool (n,): whether each row of ``Z`` (n, k; labels ``codes``) has a leave-one-out 1-NN of its own
+    label. Exact, blocked (memory ``O(n * block)``), ties to the lowest index. Used by the default's
+    check when no rows can be held out."""
+    if Z.shape[0] < 2:
+        return np.zeros(Z.shape[0], dtype=bool)
+    return _nn1_hits(Z, codes, Z, codes, block, skip_self=True)
 
-    Exact, blocked (memory ``O(n * block)``), ties to the lowest index. Used by the
-    default's check when no rows can be held out.
-    """
-    n = Z.shape[0]
-    return _nn1_hits(Z, codes, Z, codes, block, skip_self=True) / n if n >= 2 else 0.0
+
+def loo_1nn_accuracy(Z, codes, block=512):
+    """Leave-one-out 1-NN accuracy of the rows ``Z`` (n, k) with labels ``codes`` (n,): the mean of
+    :func:`loo_1nn_hits` (0.0 below 2 rows)."""
+    return float(np.mean(loo_1nn_hits(Z, codes, block))) if Z.shape[0] >= 2 else 0.0
+
+
+def nn1_hits(Zref, cref, Zq, cq, block=512):
+    """Bool (m,): whether each query row ``Zq`` (m, k; labels ``cq``) has its 1-NN among the references
+    ``Zref`` (n, k; labels ``cref``) in its own class: exact, blocked (memory ``O(n * block)``), ties to
+    the lowest index."""
+    if Zq.shape[0] == 0 or Zref.shape[0] == 0:
+        return np.zeros(Zq.shape[0], dtype=bool)
+    return _nn1_hits(Zref, cref, Zq, cq, block)
 
 
 def nn1_accuracy(Zref, cref, Zq, cq, block=512):
     """1-NN accuracy of the query rows ``Zq`` (m, k; labels ``cq``) against the references ``Zref``
-    (n, k; labels ``cref``): exact, blocked (memory ``O(n * block)``), ties to the lowest index."""
+    (n, k; labels ``cref``): the mean of :func:`nn1_hits` (0.0 without queries or references)."""
     if Zq.shape[0] == 0 or Zref.shape[0] == 0:
         return 0.0
-    return _nn1_hits(Zref, cref, Zq, cq, block) / Zq.shape[0]
+    return float(np.mean(_nn1_hits(Zref, cref, Zq, cq, block)))
+
+
+CANDIDATES = ("learned", "subspace", "euclidean")      # the check's candidates, in the order ties go
+CHECK_Z = 1.0       # a candidate other than the plainest is kept only when ahead of it by this many standard errors
+
+
+def choose_candidate(hits, z=CHECK_Z):
+    """The default's check: the name of the metric to keep, from ``hits`` (name -> bool (m,), each
+    candidate's 1-NN hits on the same checked rows; names from ``CANDIDATES``, "learned" and
+    "subspace" always present).
+
+    The plainest candidate ("euclidean" when present, else "subspace") is kept unless the most
+    accurate one (ties in ``CANDIDATES`` order) beats it on the same rows by more than ``z`` standard
+    errors of the paired difference (the mean of ``h_best - h_plain`` over its standard error): a
+    learned metric that the check cannot tell from plain distances does not replace them. On
+    raw wide data of few informative directions the three are often within the check's noise (a few
+    hundred rows: a standard error near 0.02), and there "the most accurate on these rows" picked
+    the worse metric about as often as the better one.
+    """
+    names = [c for c in CANDIDATES if c in hits]
+    plain = "euclidean" if "euclidean" in hits else "subspace"
+    best = max(names, key=lambda c: (float(np.mean(hits[c])), -names.index(c)))
+    if best == plain:
+        return plain
+    diff = hits[best].astype(np.float64) - hits[plain].astype(np.float64)
+    m = diff.size
+    if m < 2:
+        return best if diff.sum() > 0 else plain
+    se = float(np.std(diff, ddof=1)) / np.sqrt(m)
+    return best if float(np.mean(diff)) > z * se else plain
 
 
 def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
@@ -212,11 +262,23 @@ def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
     return Vt[s > rtol * s[0]][:max(C - 1, 0)]
 
 
+def euclidean_rank(n_samples, n_active, n_features):
+    """The rows of ``components_`` for plain Euclidean distances on ``n_features`` input features,
+    ``n_active`` of them varying, ``n_samples`` training rows: ``n_active`` (the identity's rows at the
+    varying features, :func:`selection_rows`) when that is at most ``EUCLIDEAN_MAX_ENTRIES`` entries, else
+    ``min(n_samples - 1, n_active)`` (rows spanning the training rows' differences, :func:`span_rows`) when
+    that is, else 0 (no Euclidean candidate)."""
+    if n_active * n_features <= EUCLIDEAN_MAX_ENTRIES:
+        return n_active
+    r = max(min(n_samples - 1, n_active), 1)
+    return r if r * n_features <= EUCLIDEAN_MAX_ENTRIES else 0
+
+
 def euclidean_candidate(X, active):
-    """Whether the default's check also tries plain Euclidean distances on ``X`` (n, d): dense input with
-    ``active`` (d,) varying features whose selection matrix, ``components_`` if it is chosen, has at most
-    ``EUCLIDEAN_MAX_ENTRIES`` entries (8 MiB)."""
-    return not sp.issparse(X) and int(np.sum(active)) * X.shape[1] <= EUCLIDEAN_MAX_ENTRIES
+    """Whether the default's check also tries plain Euclidean distances on ``X`` (n, d): dense input
+    whose ``components_`` for them (:func:`euclidean_rows`) has at most ``EUCLIDEAN_MAX_ENTRIES``
+    entries (64 MiB; never more than ``X`` itself as float64)."""
+    return not sp.issparse(X) and euclidean_rank(X.shape[0], int(np.sum(active)), X.shape[1]) > 0
 
 
 def selection_rows(active):
@@ -227,8 +289,40 @@ def selection_rows(active):
     return E
 
 
+def span_rows(X, active):
+    """``(n - 1, d)``: orthonormal rows (zero at the constant features) whose span holds the differences
+    of the rows of ``X`` (n, d; dense).
+
+    The squared distance of any point ``q`` to a row ``x_i`` is ``||P (q - x_i)||^2`` plus the squared
+    distance of ``q`` to the span, which is the same for every ``i`` (``P`` the projector onto the span;
+    ``x_i - x_j`` lies in it): so Euclidean nearest neighbours among the rows, from anywhere, are the
+    nearest neighbours in these coordinates, and ``W = rows^T rows = P`` is plain Euclidean distances
+    within the span. Householder QR (LAPACK) of the differences to the first row, ``O(n^2 d)`` time: its
+    ``Q`` is orthonormal to rounding whatever the rows' conditioning (heavy-tailed rows spread their
+    singular values over many decades, which a Gram matrix's eigendecomposition would lose), and with
+    repeated rows it still spans the differences.
+    """
+    active = np.asarray(active, dtype=bool)
+    Xa = np.asarray(X, dtype=np.float64)[:, active]
+    rows = np.zeros((max(Xa.shape[0] - 1, 0), active.size))
+    if rows.shape[0] == 0:
+        return rows
+    Q = linalg.qr((Xa[1:] - Xa[0]).T, mode="economic", overwrite_a=True, check_finite=False)[0]
+    rows[:, active] = Q.T
+    return rows
+
+
+def euclidean_rows(X, active):
+    """``components_`` for plain Euclidean distances on ``X`` (n, d; dense): :func:`selection_rows`
+    or :func:`span_rows`, by :func:`euclidean_rank`."""
+    n_active = int(np.sum(active))
+    if euclidean_rank(X.shape[0], n_active, X.shape[1]) == n_active:
+        return selection_rows(active)
+    return span_rows(X, active)
+
+
 HOLDOUT_FRAC = 0.25           # the default's check: this share of each class held out
-HOLDOUT_MIN = 20              # fewer held-out rows than this: no split (leave-one-out check on all rows)
+HOLDOUT_MIN = 20              # fewer held-out rows than this: no split (the check cross-fits, CROSSFIT_FOLDS)
 CHECK_MAX_ROWS = 2000         # the check compares at most this many held-out rows (an evenly spaced subset)
 
 
@@ -240,6 +334,35 @@ def check_rows(held_out):
     if idx.size <= CHECK_MAX_ROWS:
         return idx
     return idx[np.linspace(0, idx.size - 1, CHECK_MAX_ROWS).round().astype(np.int64)]
+
+
+CROSSFIT_FOLDS = 4            # no held-out split: the check cross-fits the learned metric on this many folds
+
+
+def fold_split(codes, gen, n_folds=CROSSFIT_FOLDS):
+    """Int (n,): each row's fold in ``0..n_folds-1``, stratified: within each class (in a random order, from
+    ``gen``) the rows go round the folds from a random first fold, so every class is spread evenly and a
+    class of one row lands in a random fold."""
+    codes = np.asarray(codes)
+    counts = np.bincount(codes)
+    perm = gen.permutation(codes.size)
+    order = perm[np.argsort(codes[perm], kind="stable")]       # by class, random within a class
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    first = gen.integers(n_folds, size=counts.size)
+    cls = codes[order]
+    folds = np.empty(codes.size, dtype=np.int64)
+    folds[order] = (np.arange(codes.size) - start[cls] + first[cls]) % n_folds
+    return folds
+
+
+def crossfit_hits(A, codes, folds, block=512):
+    """Bool (n,): whether each row of ``A`` (n, k; labels ``codes``) has its 1-NN among the rows of the
+    other folds (``folds`` from :func:`fold_split`) in its own class."""
+    hits = np.zeros(A.shape[0], dtype=bool)
+    for f in np.unique(folds):
+        te = folds == f
+        hits[te] = nn1_hits(A[~te], codes[~te], A[te], codes[te], block)
+    return hits
 
 
 def holdout_split(codes, gen, frac=HOLDOUT_FRAC, min_rows=HOLDOUT_MIN):

@@ -1,10 +1,13 @@
 """``MetricLearner``: supervised Mahalanobis metric learning ``fit(X, y)`` with O(log T) projections."""
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_labels, check_points
+from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
 from logt.oracles.neighbors import MAX_NEIGHBORS
@@ -113,11 +116,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
         64) plus the span of the class means outside them (at most ``n_classes - 1`` directions). The
         metric (the softmax loss, unless ``loss`` says otherwise) is then learned on 75% of each class
-        and kept only if its 1-NN accuracy on the other 25% (at most 2,000 of those rows,
-        ``subspace.CHECK_MAX_ROWS``) is at least the subspace's Euclidean one,
-        and then learned again on all rows; on dense input of at most 1,024 x 1,024 (varying x all)
-        features, plain Euclidean distances replace both when strictly more accurate there
-        (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit).
+        and checked by 1-NN on the other 25% (at most 2,000 of those rows, ``subspace.CHECK_MAX_ROWS``)
+        against the subspace's Euclidean metric and, on dense input, plain Euclidean distances on the
+        raw features: the plainest of them (Euclidean, else the subspace) is kept unless another is
+        ahead of it on the same rows by more than one standard error
+        (``subspace.choose_candidate``); a kept learned metric is learned again on all rows
+        (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit). Classes too
+        small to hold 20 rows out: the check is cross-fitted instead (4 stratified folds, each row's
+        hits under a metric learned without its fold; 4 more fits, at such ``n`` a few tenths of a second).
         See ``docs/guide/high-dimensional.md``.
     whiten
         "targets" (default) or None. "targets": after the scaling, dense input is mapped so
@@ -161,11 +167,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         subspace, ``center_``, ``scale_`` and ``whitening_`` refer to its ``k`` coordinates.
     metric_choice_
         "learned"; "subspace" when the default kept the subspace's Euclidean metric; "euclidean"
-        when it kept plain Euclidean distances (``components_`` then selects the varying features).
+        when it kept plain Euclidean distances (``components_`` then selects the varying features,
+        or, when that would exceed ``subspace.EUCLIDEAN_MAX_ENTRIES`` entries, is ``n - 1`` orthonormal
+        rows spanning the training rows' differences: the same nearest neighbours among the training rows
+        from any point; ``subspace.span_rows``).
     check_accuracy_
         dict (default on wide input only): the 1-NN accuracies of the check, ``learned``,
         ``subspace`` and (dense input, see above) ``euclidean``, ``how`` ("held-out", or
-        "leave-one-out" when the classes are too small to hold out 20 rows) and ``n_rows`` checked.
+        "cross-fitted" when the classes are too small to hold out 20 rows) and ``n_rows`` checked.
     components_
         (rank, d), ``L`` with ``W = L^T L`` on the original features
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
@@ -301,8 +310,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.classes_ = classes
         self.loss_, self.loss_scores_ = loss, scores
         self._fit_metric(Z, codes, gen)
+        crossfit = None
+        if fit_rows is None and self.subspace_ is not None and self.n_components is None:
+            # too few rows to hold any out: the check cross-fits (a metric is never checked on its own rows)
+            with single_threaded_blas():
+                crossfit = self._crossfit_hits(X, codes, gen.spawn(1)[0])
         with single_threaded_blas():
-            self._subspace_finish(active_in, Zall, codes_all, fit_rows, X)
+            self._subspace_finish(active_in, Zall, codes_all, fit_rows, X, crossfit)
         if fit_rows is not None and self.metric_choice_ == "learned":
             # the check kept the learned metric: learn it again on every row (the held-out ones included)
             self._fit_metric(Zall, codes_all, gen)
@@ -337,6 +351,36 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self._minimize(oracle, gen, stacklevel=4)
+
+    def _crossfit_hits(self, X, codes, gen):
+        """``(folds, {"learned": hits, "subspace": hits})`` for the default's check when no rows can be held
+        out: each row's fold (:func:`subspace.fold_split`, from ``gen``) and whether its 1-NN among the
+        other folds' rows is of its class, in the subspace whose class-mean directions come from the other
+        folds only (the principal directions hold no labels) and under the metric learned there, with
+        these parameters, from the other folds only. A fold whose other rows hold no two points of a class
+        has nothing to learn from: its rows count as misses of the learned metric. The fold fits run on
+        fresh estimators (``self`` is untouched), their warnings silenced."""
+        folds = _subspace.fold_split(codes, gen)
+        mean, principal = self.subspace_mean_, self.subspace_[:self._n_principal]
+        hits = {c: np.zeros(X.shape[0], dtype=bool) for c in ("learned", "subspace")}
+        for f in range(_subspace.CROSSFIT_FOLDS):
+            te = folds == f
+            tr = ~te
+            if not te.any():
+                continue
+            extra = _subspace.class_mean_directions(X[tr], codes[tr], mean, principal)
+            Z = _subspace.project_rows(X, mean, np.vstack([principal, extra]))
+            hits["subspace"][te] = _subspace.nn1_hits(Z[tr], codes[tr], Z[te], codes[te])
+            if np.bincount(codes[tr]).max() < 2:
+                continue
+            est = type(self)(**self.get_params())
+            est.loss_ = self.loss_
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est._fit_metric(Z[tr], codes[tr], gen)
+            A = Z @ est.components_.T
+            hits["learned"][te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te])
+        return folds, hits
 
     def _whiten_fit(self, Xs, codes, seed):
         """``Xs`` (scaled, active features) mapped by the target-pair whitening (``whiten="targets"``, dense
