@@ -361,7 +361,8 @@ class MahalanobisLearner(BaseEstimator):
         ``n_components=None``: a subspace only where :func:`subspace.uses_subspace` says so, of rank
         :func:`subspace.auto_rank`; with labels ``codes`` the basis also spans the class means outside
         it (:func:`subspace.class_mean_directions`, from the fit rows) and a stratified share of the
-        rows is held out for the check of :meth:`_subspace_finish` (:func:`subspace.holdout_split`).
+        rows is held out for the default's check (``MetricLearner._check_hits``,
+        :func:`subspace.holdout_split`).
         An int ``k``: always, the top-``k`` principal directions. The randomized range finder
         (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned from ``gen``, so
         ``gen``'s own stream is unchanged."""
@@ -400,38 +401,22 @@ class MahalanobisLearner(BaseEstimator):
         self.subspace_mean_, self.subspace_ = mean, basis
         return _subspace.project_rows(X, mean, basis), active, fit_rows
 
-    def _subspace_finish(self, active, Z=None, codes=None, fit_rows=None, X=None, crossfit=None):
-        """After the fit on the subspace coordinates ``Z[fit_rows]``: ``components_`` composed with
-        ``subspace_`` (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``,
-        from :meth:`_subspace_fit`) back on the original features.
+    def _subspace_finish(self, active, X=None, check=None):
+        """After the fit on the subspace coordinates: ``components_`` composed with ``subspace_``
+        (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
+        :meth:`_subspace_fit`) back on the original features.
 
-        With ``n_components=None`` and labels ``codes``, the check compares 1-NN hits: on the held-out
-        rows (``~fit_rows``) against the fit rows, or, when there is no held-out part (classes too small
-        to split), cross-fitted on every row (``crossfit = (folds, hits)``: each row's fold and the
-        "learned" and "subspace" hits there, each fold's class-mean directions and metric fitted without
-        it), of the learned metric, the subspace's Euclidean one and
-        plain Euclidean distances on the raw input ``X`` (dense, when their ``components_`` is small
-        enough, :func:`subspace.euclidean_candidate`); :func:`subspace.choose_candidate` keeps the
-        plainest unless another is ahead of it by more than one standard error
-        (``metric_choice_``, ``check_accuracy_``)."""
+        ``check``: the default's check, ``(hits, how, n_rows)`` (``MetricLearner._check_hits``: each
+        candidate's 1-NN hits on the checked rows), or None (no check: the learned metric).
+        :func:`subspace.choose_candidate` keeps the plainest candidate unless another is ahead of it by
+        more than one standard error (``metric_choice_``, ``check_accuracy_``); a chosen Euclidean metric
+        is :func:`subspace.euclidean_rows` of the raw input ``X``."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             self.n_components_ = self.components_.shape[0]
             return
-        C = self.components_                                  # (r, k) on the subspace coordinates
-        if self.n_components is None and codes is not None:
-            raw = X is not None and _subspace.euclidean_candidate(X, active)
-            if fit_rows is None:
-                folds, h = crossfit
-                hits = lambda A: _subspace.crossfit_hits(A, codes, folds)
-                how, n_check = "cross-fitted", Z.shape[0]
-            else:
-                fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-                hits = lambda A: _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])
-                how, n_check = "held-out", int(ho.size)
-                h = {"learned": hits(Z @ C.T), "subspace": hits(Z)}
-            if raw:
-                h["euclidean"] = hits(_active_columns(X, active))
+        if check is not None:
+            h, how, n_check = check
             self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in h.items()},
                                     "how": how, "n_rows": n_check}
             self.metric_choice_ = _subspace.choose_candidate(h)
@@ -440,7 +425,7 @@ class MahalanobisLearner(BaseEstimator):
         elif self.metric_choice_ == "subspace":
             comps = self.subspace_.copy()
         else:
-            comps = C @ self.subspace_
+            comps = self.components_ @ self.subspace_          # (r, k) on the subspace coordinates, composed
         k = self.subspace_.shape[0]
         if self.n_components is not None and comps.shape[0] < k:      # rank < k: rows of zeros
             comps = np.vstack([comps, np.zeros((k - comps.shape[0], comps.shape[1]))])

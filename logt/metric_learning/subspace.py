@@ -202,9 +202,8 @@ def nn1_hits(Zref, cref, Zq, cq, block=512):
 def nn1_accuracy(Zref, cref, Zq, cq, block=512):
     """1-NN accuracy of the query rows ``Zq`` (m, k; labels ``cq``) against the references ``Zref``
     (n, k; labels ``cref``): the mean of :func:`nn1_hits` (0.0 without queries or references)."""
-    if Zq.shape[0] == 0 or Zref.shape[0] == 0:
-        return 0.0
-    return float(np.mean(_nn1_hits(Zref, cref, Zq, cq, block)))
+    h = nn1_hits(Zref, cref, Zq, cq, block)
+    return float(np.mean(h)) if h.size else 0.0
 
 
 CANDIDATES = ("learned", "subspace", "euclidean")      # the check's candidates, in the order ties go

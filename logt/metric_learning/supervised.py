@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
-from logt.metric_learning._base import MahalanobisLearner, check_labels, check_points
+from logt.metric_learning._base import MahalanobisLearner, _active_columns, check_labels, check_points
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
@@ -310,13 +310,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.classes_ = classes
         self.loss_, self.loss_scores_ = loss, scores
         self._fit_metric(Z, codes, gen)
-        crossfit = None
-        if fit_rows is None and self.subspace_ is not None and self.n_components is None:
-            # too few rows to hold any out: the check cross-fits (a metric is never checked on its own rows)
-            with single_threaded_blas():
-                crossfit = self._crossfit_hits(X, codes, gen.spawn(1)[0])
         with single_threaded_blas():
-            self._subspace_finish(active_in, Zall, codes_all, fit_rows, X, crossfit)
+            check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
+                     if self.subspace_ is not None and self.n_components is None else None)
+            self._subspace_finish(active_in, X, check)
         if fit_rows is not None and self.metric_choice_ == "learned":
             # the check kept the learned metric: learn it again on every row (the held-out ones included)
             self._fit_metric(Zall, codes_all, gen)
@@ -351,6 +348,28 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
             self._minimize(oracle, gen, stacklevel=4)
+
+    def _check_hits(self, X, Z, codes, fit_rows, active, gen):
+        """The default's check on a subspace: ``(hits, how, n_rows)`` for :meth:`_subspace_finish`, each
+        candidate's 1-NN hits on the checked rows (name -> bool (n_rows,)): the learned metric (the
+        current ``components_`` on the subspace coordinates ``Z`` of all rows, fitted on ``fit_rows``),
+        the subspace itself and, on dense input (:func:`subspace.euclidean_candidate`), the raw features
+        ``X``. On the held-out rows (``~fit_rows``, at most ``subspace.CHECK_MAX_ROWS``) against the fit
+        rows, or, when nothing is held out (``fit_rows`` None), cross-fitted on every row
+        (:meth:`_crossfit_hits`, from a generator spawned from ``gen``)."""
+        if fit_rows is None:
+            # too few rows to hold any out: cross-fitted (a metric is never checked on its own rows)
+            folds, h = self._crossfit_hits(X, codes, gen.spawn(1)[0])
+            hits = lambda A: _subspace.crossfit_hits(A, codes, folds)          # noqa: E731
+            how, n_check = "cross-fitted", Z.shape[0]
+        else:
+            fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
+            hits = lambda A: _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])   # noqa: E731
+            how, n_check = "held-out", int(ho.size)
+            h = {"learned": hits(Z @ self.components_.T), "subspace": hits(Z)}
+        if _subspace.euclidean_candidate(X, active):
+            h["euclidean"] = hits(_active_columns(X, active))
+        return h, how, n_check
 
     def _crossfit_hits(self, X, codes, gen):
         """``(folds, {"learned": hits, "subspace": hits})`` for the default's check when no rows can be held
