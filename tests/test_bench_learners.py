@@ -10,27 +10,30 @@ def test_wine_rows_and_table(monkeypatch):
     monkeypatch.setenv("LOGT_METRIC_LEARN_PYTHON", "/nonexistent/python")
     rows = learners.evaluate("wine", peers=True, log=lambda m: None)
     by = {r["method"]: r for r in rows}
-    assert set(by) == {"Euclidean", "MetricLearner()", "MetricLearner.paper()", "NCA", "LMNN", "ITML", "MMC",
-                       "SCML"}
-    for m in ("Euclidean", "MetricLearner()", "MetricLearner.paper()", "NCA"):
+    assert set(by) == {"Euclidean", "MetricLearner()", "MetricLearner(check=False)", "MetricLearner.paper()", "NCA",
+                       "LMNN", "ITML", "MMC", "SCML"}
+    for m in ("Euclidean", "MetricLearner()", "MetricLearner(check=False)", "MetricLearner.paper()", "NCA"):
         assert 0.8 <= by[m]["acc1"] <= 1.0 and 0.8 <= by[m]["acc5"] <= 1.0
     assert by["LMNN"]["acc1"] is None and "not found" in by["LMNN"]["note"]
     text = learners.format_section(rows)
-    assert text.count("| wine |") == 8 and "NCA time / this" in text
+    assert text.count("| wine |") == 9 and "NCA time / this" in text
 
 
 def test_repeated_splits_table():
     res = learners.evaluate_splits("wine", n_splits=2, log=lambda m: None)
     by = {r["method"]: r for r in res}
-    assert set(by) == {"Euclidean", "MetricLearner()", "NCA"}
+    assert set(by) == {"Euclidean", "MetricLearner()", "MetricLearner(check=False)", "NCA"}
     for r in res:
         assert r["acc1"].shape == (2,) and ((0.8 <= r["acc1"]) & (r["acc1"] <= 1.0)).all()
     # split 0 is the single-split table's split: the same Euclidean accuracy
     single = {r["method"]: r for r in learners.evaluate("wine", peers=(), log=lambda m: None)}
     assert by["Euclidean"]["acc1"][0] == single["Euclidean"]["acc1"]
     assert by["MetricLearner()"]["acc1"][0] == single["MetricLearner()"]["acc1"]
+    assert learners._our_learner("MetricLearner()", 3).get_params()["check"] is True
+    assert learners._our_learner("MetricLearner(check=False)", 3).get_params()["check"] is False
+    assert learners._our_learner("MetricLearner.paper()", 3).get_params()["sampling"] == "uniform"
     text = learners.format_splits({"wine": res})
-    assert text.count("| wine |") == 3 and "1-NN mean (se)" in text
+    assert text.count("| wine |") == 4 and "1-NN mean (se)" in text
 
 
 def test_highdim_rows_against_direct_knn():
@@ -143,3 +146,33 @@ def test_tiny_sweep_is_seeded_cross_fits_and_matches_direct_knn():
     assert est.check_accuracy_["how"] == "cross-fitted" and rows[0]["choice"] == est.metric_choice_
     direct = KNeighborsClassifier(5).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
     assert rows[0]["default"][1] == pytest.approx(direct)
+
+
+def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_lowdim as LL
+    a = LL.lowdim_problem(3, np.random.default_rng(5))
+    b = LL.lowdim_problem(3, np.random.default_rng(5))
+    assert a[0] == b[0] == "noise" and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    kind, Xtr, ytr, Xte, yte = a
+    assert Xtr.shape[0] >= max(Xtr.shape[1] + 2, 25) and Xte.shape[0] == LL.LOWDIM_TEST_ROWS
+    kinds = [LL.lowdim_problem(i, np.random.default_rng(i))[0] for i in range(7)]
+    assert kinds[:6] == list(LL.LOWDIM_KINDS[:6]) and kinds[6].startswith("real_")
+    lines = []
+    rows = LL.lowdim_sweep(2, seed=5, log=lines.append)
+    assert [r["problem"].split()[0] for r in rows] == ["digits", "dense_scaled"]
+    assert lines[-3].startswith("learned: 2 problems") and lines[-2].startswith("default: 2 problems")
+    g = np.random.default_rng(5)
+    for i, r in enumerate(rows):
+        _, Xtr, ytr, Xte, yte = LL.lowdim_problem(i, g)
+        est = MetricLearner(rng=i).fit(Xtr, ytr)
+        plain = MetricLearner(rng=i, check=False).fit(Xtr, ytr)
+        assert r["choice"] == est.metric_choice_ and r["how"] == est.check_accuracy_["how"]
+        for key, e in (("default", est), ("learned", plain)):
+            direct = KNeighborsClassifier(5).fit(e.transform(Xtr), ytr).score(e.transform(Xte), yte)
+            assert r[key][1] == pytest.approx(direct)
+        assert r["default"] == (r["learned"] if r["choice"] == "learned" else r["euclid"])

@@ -13,7 +13,9 @@ from logt.metric_learning.scaling import apply_scaling
 from logt.oracles import MetricLearning
 from _child import run_python
 
-FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1)
+# check=False: these tests pin the learned metric itself (the default's check against plain Euclidean
+# distances, which can replace it, is tested in tests/test_full_rank_check.py)
+FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1, check=False)
 
 
 def _raw(n=240, d=6, seed=0, classes=3):
@@ -43,7 +45,7 @@ def test_get_set_params_round_trip():
     p = est.get_params()
     assert set(p) == {"sampling", "n_neighbors", "threshold", "lam", "T", "scaling", "method", "params",
                       "options", "n_eval_pairs", "n_threads", "rng", "threshold_scale", "impostor_radius",
-                      "loss", "triplet_neighbors", "whiten", "n_components"}
+                      "loss", "triplet_neighbors", "whiten", "n_components", "check"}
     assert p["T"] == 123 and p["rng"] == 7 and p["params"] == {"eta": 0.5, "M": 3, "B1": 2}
     other = MetricLearner().set_params(**p)
     assert other.get_params() == p
@@ -442,7 +444,7 @@ def test_estimator_metric_survives_an_outlier_row():
     rule switched off (monkeypatched) it does not (the test has power)."""
     import logt.metric_learning.scaling as scaling
     X, Xo, y = _outlier_problem(seed=1)
-    kw = dict(rng=0, T=20_000, n_eval_pairs=2000, n_threads=1)
+    kw = dict(rng=0, **FAST)
     clean = MetricLearner(**kw).fit(X[1:], y[1:]).get_mahalanobis_matrix()
     est = MetricLearner(**kw).fit(Xo, y)
     assert est.n_clipped_ == 1

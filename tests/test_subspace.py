@@ -110,9 +110,12 @@ def test_default_thousands_of_dense_features_bounded_and_reproducible():
 
 def test_low_d_default_is_full_rank_and_unchanged():
     X, y = _classes(150, 10, 4)
-    a = MetricLearner(rng=0, T=20_000).fit(X, y)
-    assert a.subspace_ is None and a.metric_choice_ == "learned"
+    a = MetricLearner(rng=0, T=20_000, check=False).fit(X, y)
+    assert a.subspace_ is None and a.metric_choice_ == "learned" and a.check_accuracy_ is None
     assert a.components_.shape[1] == 10
+    b = MetricLearner(rng=0, T=20_000).fit(X, y)                   # checked (cross-fitted at 150 rows), no subspace
+    assert b.subspace_ is None and b.check_accuracy_["how"] == "cross-fitted"
+    assert b.components_.shape[1] == 10
 
 
 def test_sparse_high_d_input_is_not_densified_to_d_by_d():

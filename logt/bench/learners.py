@@ -1,6 +1,7 @@
 """Comparison report of metric learners (``python -m logt.bench --only learners``).
 
-Contenders: Euclidean k-NN (no metric), ``MetricLearner()`` (defaults),
+Contenders: Euclidean k-NN (no metric), ``MetricLearner()`` (defaults), ``MetricLearner(check=False)``
+(the learned metric without the default's check against plain distances: the same final fit),
 ``MetricLearner.paper()`` (the paper's Fig. 2 objective), scikit-learn's
 ``NeighborhoodComponentsAnalysis`` and metric-learn's LMNN, ITML, MMC and SCML
 (supervised variants, their default parameters).
@@ -129,8 +130,17 @@ def run_peer(name, X, y, python, time_limit=TIME_LIMIT):
 
 
 def contenders(include_peers=True):
-    names = ["Euclidean", "MetricLearner()", "MetricLearner.paper()", "NCA"]
+    names = ["Euclidean", "MetricLearner()", "MetricLearner(check=False)", "MetricLearner.paper()", "NCA"]
     return names + (list(PEERS) if include_peers else [])
+
+
+def _our_learner(name, seed):
+    """The ``MetricLearner`` contender called ``name`` (``"MetricLearner()"``, ``"MetricLearner(check=False)"`` or
+    ``"MetricLearner.paper()"``), seeded."""
+    from logt.metric_learning import MetricLearner
+    if name == "MetricLearner.paper()":
+        return MetricLearner.paper(rng=seed)
+    return MetricLearner(rng=seed, check=name == "MetricLearner()")
 
 
 def _timed_fit(est, X, y):
@@ -146,7 +156,6 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
     """One row per contender: dict(dataset, method, n_train, acc1, acc5, seconds, note)."""
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-    from logt.metric_learning import MetricLearner
     if peers is True:
         peers = PEERS
     elif not peers:
@@ -158,7 +167,7 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
         if name in PEERS and name not in peers:
             continue
         m = SUBSAMPLE.get(dataset, {}).get(name)
-        if quick and dataset in SUBSAMPLE and name not in ("Euclidean", "MetricLearner()", "MetricLearner.paper()"):
+        if quick and dataset in SUBSAMPLE and name != "Euclidean" and not name.startswith("MetricLearner"):
             m = min(m or 10**9, 500)
         row = {"dataset": dataset, "method": name, "n_train": int(Xtr.shape[0] if m is None else min(m, Xtr.shape[0])),
                "features": kind, "note": ""}
@@ -167,7 +176,7 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
             if name == "Euclidean":
                 sec, Ztr, Zte = 0.0, _dense(Xtr), _dense(Xte)
             elif name.startswith("MetricLearner"):
-                est = MetricLearner(rng=0) if name == "MetricLearner()" else MetricLearner.paper(rng=0)
+                est = _our_learner(name, 0)
                 sec = _timed_fit(est, Xtr, ytr)
                 Ztr, Zte = est.transform(Xtr), est.transform(Xte)
                 row["note"] = f"{est.n_projections_} projections"
@@ -249,9 +258,8 @@ def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
     """
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-    from logt.metric_learning import MetricLearner
     res = {m: {"method": m, "acc1": [], "acc5": [], "seconds": []}
-           for m in ("Euclidean", "MetricLearner()", "NCA")}
+           for m in ("Euclidean", "MetricLearner()", "MetricLearner(check=False)", "NCA")}
     for s in range(n_splits):
         log(f"learners {dataset} split {s}")
         Xtr, ytr, Xte, yte, _ = load(dataset, data_dir, split=s)
@@ -260,7 +268,7 @@ def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
             if m == "Euclidean":
                 Ztr, Zte = _dense(Xtr), _dense(Xte)
             else:
-                est = NeighborhoodComponentsAnalysis(random_state=s) if m == "NCA" else MetricLearner(rng=s)
+                est = NeighborhoodComponentsAnalysis(random_state=s) if m == "NCA" else _our_learner(m, s)
                 A, B = (_dense(Xtr), _dense(Xte)) if m == "NCA" else (Xtr, Xte)      # NCA takes dense input
                 sec = _timed_fit(est, A, ytr)               # the fit only, as in evaluate()
                 Ztr, Zte = est.transform(A), est.transform(B)
@@ -283,7 +291,7 @@ def format_splits(results):
         nca = next(r for r in rows if r["method"] == "NCA")
         for r in rows:
             t = np.median(r["seconds"])
-            ratio = f"{np.median(nca['seconds']) / t:.1f}x" if r["method"] == "MetricLearner()" else "-"
+            ratio = f"{np.median(nca['seconds']) / t:.1f}x" if r["method"].startswith("MetricLearner") else "-"
             lines.append("| " + " | ".join([ds, r["method"], str(len(r["acc1"])), ms(r["acc1"]), ms(r["acc5"]),
                                             "-" if r["method"] == "Euclidean" else f"{t:.3f} s", ratio]) + " |")
     return ("### Metric learners over repeated splits\n\n" + "\n".join(lines) + "\n\nStratified 70/30 "

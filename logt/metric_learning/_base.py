@@ -315,10 +315,13 @@ class MahalanobisLearner(BaseEstimator):
         return res
 
     def _zero_metric_message(self):
+        what = ("The default's check keeps plain Euclidean distances on the varying features instead "
+                "(metric_choice_='euclidean'; check=False keeps the zero metric)"
+                if getattr(self, "_zero_keeps_euclidean", False) else
+                "transform() maps every point to 0, and distances or k-NN on it carry no information")
         return (f"{type(self).__name__}: the learned metric is zero (W = 0 is the optimum of this objective at "
                 f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "
-                "transform() maps every point to 0, and distances or k-NN on it carry no information. The "
-                "labels may not depend on the features through a Mahalanobis distance"
+                f"{what}. The labels may not depend on the features through a Mahalanobis distance"
                 + ("; try loss='pairs'." if getattr(self, "loss_", "pairs") in ("triplets", "softmax") else "."))
 
     def _set_metric(self, s, U, b):
@@ -352,7 +355,7 @@ class MahalanobisLearner(BaseEstimator):
         if d is not None and k > d:
             raise ValueError(f"n_components={k} must not exceed the number of features ({d})")
 
-    def _subspace_fit(self, X, gen, codes=None):
+    def _subspace_fit(self, X, gen, codes=None, holdout=True):
         """``(Z, active, fit_rows)``: ``Z`` is ``X`` itself (full rank) or its coordinates ``(n, k)`` in
         the subspace (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used);
         ``active`` (d,) bool marks the features that vary over the rows of ``X``; ``fit_rows`` (n,) bool
@@ -389,7 +392,7 @@ class MahalanobisLearner(BaseEstimator):
             basis_a = basis_a[:_subspace.auto_rank(var, total, n)]
             self._n_principal = basis_a.shape[0]          # the label-free rows of subspace_ (the check's folds)
             if codes is not None:
-                fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0])
+                fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0]) if holdout else None
                 fr = slice(None) if fit_rows is None else fit_rows
                 extra = _subspace.class_mean_directions(Xa[fr], codes[fr], mean_a, basis_a)
                 basis_a = np.vstack([basis_a, extra])

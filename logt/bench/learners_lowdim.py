@@ -1,0 +1,135 @@
+"""The metric learner's default on few features (the full-rank path) against plain Euclidean k-NN.
+
+``python -m logt.bench.learners_lowdim --random N [--seed S]``: ``N`` seeded random problems with at most 120
+features and 1 to 60 rows per feature (:func:`lowdim_problem`), each fitted twice on one BLAS thread:
+``MetricLearner()`` (the default: the learned metric checked against plain Euclidean distances) and
+``MetricLearner(check=False)`` (the learned metric as is); 1-NN and 5-NN accuracy on up to 1,500 test rows of
+the same distribution, and the raw features' Euclidean k-NN. See docs/guide/metric-learning.md, "The check on
+few features".
+"""
+import warnings
+
+import numpy as np
+
+from logt.bench.learners import _timed_fit, knn_accuracy as _knn
+
+__all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "lowdim_problem", "lowdim_sweep", "summary"]
+
+LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
+LOWDIM_TEST_ROWS = 1500
+
+
+def _onehot(m, d, rng):
+    """``(X, y)``: ``d // 4`` categorical variables of 4 levels, one-hot (``4 (d // 4)`` 0/1 features), each
+    level's probability depending on the class (2-3 classes, Dirichlet(0.5) per class and variable)."""
+    C = int(rng.integers(2, 4))
+    y = rng.integers(C, size=m)
+    nv, levels = max(1, d // 4), 4
+    P = rng.dirichlet(np.full(levels, 0.5), size=(C, nv))
+    X = np.zeros((m, nv * levels))
+    for v in range(nv):
+        u = rng.random(m)[:, None]
+        lev = (u > np.cumsum(P[y, v], axis=1)).sum(1).clip(0, levels - 1)
+        X[np.arange(m), v * levels + lev] = 1.0
+    return X, y
+
+
+def lowdim_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``, the ``i``-th problem drawn with ``rng`` (a ``numpy.random.Generator``),
+    its kind ``LOWDIM_KINDS[i % 7]``: scikit-learn's 8 x 8 digits, raw 0..16 pixels (70-1,300 training rows);
+    ``make_classification`` with 2-7 informative of 3-120 features, 2-4 classes, per-feature scales 0.1-10
+    ("dense_scaled") or standardized ("dense_std"); labels independent of features of scales e^-2..e^2
+    ("noise"); isotropic ``make_blobs`` (2-5 centres, spread 1-6); one-hot categorical variables ("onehot");
+    raw wine, breast cancer or iris ("real_<name>", up to 70% of the rows for training). Generated kinds:
+    ``n`` log-uniform from ``d + 2`` (at least 25) to ``60 d``; test rows from the same distribution (the
+    rest of the real sets, at most ``LOWDIM_TEST_ROWS``)."""
+    from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine, make_blobs, make_classification
+    kind = LOWDIM_KINDS[i % len(LOWDIM_KINDS)]
+    if kind == "digits":
+        Xd, yd = load_digits(return_X_y=True)
+        p = rng.permutation(len(yd))
+        X, y = Xd[p], yd[p]
+        n = int(np.exp(rng.uniform(np.log(70), np.log(1300))))
+    elif kind == "real":
+        name = ("wine", "bc", "iris")[int(rng.integers(3))]
+        X0, y0 = {"wine": load_wine, "bc": load_breast_cancer, "iris": load_iris}[name](return_X_y=True)
+        p = rng.permutation(len(y0))
+        X, y = X0[p].astype(np.float64), y0[p]
+        n = int(np.exp(rng.uniform(np.log(max(X.shape[1] + 2, 25)), np.log(0.7 * len(y)))))
+        kind = "real_" + name
+    else:
+        d = int(np.exp(rng.uniform(np.log(3), np.log(120))))
+        n = max(int(np.exp(rng.uniform(np.log(d + 2), np.log(60 * d)))), 25)
+        m = n + LOWDIM_TEST_ROWS
+        if kind in ("dense_scaled", "dense_std"):
+            X, y = make_classification(m, d, n_informative=min(d, int(rng.integers(2, 8))), n_redundant=0,
+                                       n_classes=int(rng.integers(2, 5)), n_clusters_per_class=1,
+                                       class_sep=float(rng.uniform(0.5, 2.0)), flip_y=0.02,
+                                       random_state=int(rng.integers(2**31)))
+            if kind == "dense_scaled":
+                X = X * np.exp(rng.uniform(np.log(0.1), np.log(10), d))
+            else:
+                X = (X - X.mean(0)) / X.std(0)
+        elif kind == "noise":
+            X = rng.standard_normal((m, d)) * np.exp(rng.uniform(-2, 2, d))
+            y = rng.integers(int(rng.integers(2, 4)), size=m)
+        elif kind == "blobs":
+            X, y = make_blobs(m, d, centers=int(rng.integers(2, 6)), cluster_std=float(rng.uniform(1.0, 6.0)),
+                              random_state=int(rng.integers(2**31)))
+        else:
+            X, y = _onehot(m, d, rng)
+    return kind, X[:n], y[:n], X[n:n + LOWDIM_TEST_ROWS], y[n:n + LOWDIM_TEST_ROWS]
+
+
+def lowdim_sweep(n_problems=140, seed=3, log=print):
+    """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
+    :func:`lowdim_problem` ``0..n_problems-1`` (skipped: no class with two rows, fewer than 30 test rows, or
+    wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``."""
+    from logt import MetricLearner
+    from logt._threads import single_threaded_blas
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_problems):
+        kind, Xtr, ytr, Xte, yte = lowdim_problem(i, g)
+        if np.bincount(ytr).max() < 2 or len(np.unique(ytr)) < 2 or Xte.shape[0] < 30:
+            continue
+        with single_threaded_blas(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plain = MetricLearner(rng=i, check=False)
+            t0 = _timed_fit(plain, Xtr, ytr)
+            if plain.subspace_ is not None:
+                continue
+            est = MetricLearner(rng=i)
+            t1 = _timed_fit(est, Xtr, ytr)
+        active = int(plain.active_features_.sum())
+        how = est.check_accuracy_["how"] if est.check_accuracy_ else "zero metric"
+        r = dict(problem=f"{kind} n={len(ytr)} d={active}", n=len(ytr), active=active, choice=est.metric_choice_,
+                 how=how, euclid=_knn(Xtr, ytr, Xte, yte), seconds_learned=t0, seconds=t1,
+                 learned=_knn(plain.transform(Xtr), ytr, plain.transform(Xte), yte),
+                 default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
+        log(f"{i:3d} {r['problem']:26s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} learned "
+            f"{r['learned'][0]:.3f}/{r['learned'][1]:.3f} default {r['default'][0]:.3f}/{r['default'][1]:.3f} "
+            f"({r['choice']}, {how}; {t0:.2f} s / {t1:.2f} s)")
+        rows.append(r)
+    for key in ("learned", "default"):
+        log(summary(rows, key))
+    t = np.array([r["seconds"] / r["seconds_learned"] for r in rows])
+    log(f"fit time with the check / without: median {np.median(t):.2f}x, max {t.max():.1f}x")
+    return rows
+
+
+def summary(rows, key):
+    """One line: on how many rows ``key``'s 1-NN and 5-NN are both at least Euclidean's, below it by more than
+    0.02 in either, the worst difference and the mean gain (mean of 1-NN and 5-NN)."""
+    worst = [min(a - b for a, b in zip(r[key], r["euclid"])) for r in rows]
+    gain = [np.mean(r[key]) - np.mean(r["euclid"]) for r in rows]
+    return (f"{key}: {len(rows)} problems, >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
+            f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}, "
+            f"mean gain {np.mean(gain):+.4f}")
+
+
+if __name__ == "__main__":   # python -m logt.bench.learners_lowdim --random N [--seed S]
+    import sys
+    argv = sys.argv
+    lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
+                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3)

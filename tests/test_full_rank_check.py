@@ -1,0 +1,189 @@
+"""The default's check of a full-rank metric (few features): the learned metric against plain Euclidean
+distances, held out or cross-fitted, against scikit-learn's 1-NN on a replayed split; the final fit untouched."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from logt import DegenerateMetricWarning, MetricLearner
+from logt.metric_learning import subspace as S
+
+FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1)
+
+
+def _hidden_in_noise(n=300, seed=0):
+    """3 classes on 3 small-scale features (0.01) beside 5 large-scale noise features (100): Euclidean
+    distances see the noise only, a learned metric the classes (the check keeps it)."""
+    g = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = np.hstack([0.01 * (2.0 * np.eye(3)[y] + g.standard_normal((n, 3))), 100.0 * g.standard_normal((n, 5))])
+    return X, y
+
+
+def _round_blobs(n=300, seed=0):
+    """3 well separated isotropic classes in 10 raw features: Euclidean distances are as good as any metric
+    (the check keeps them)."""
+    g = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    return 6.0 * np.eye(10)[y] + g.standard_normal((n, 10)), y
+
+
+def _two_rule(hits, z=S.CHECK_Z):
+    """The paired rule for two candidates written out: Euclidean unless the learned metric is ahead by z se."""
+    d = hits["learned"].astype(float) - hits["euclidean"]
+    if d.mean() <= 0:
+        return "euclidean"
+    return "learned" if d.mean() > z * d.std(ddof=1) / np.sqrt(d.size) else "euclidean"
+
+
+def _replay(X, y, seed, **kw):
+    """The check recomputed from outside: the split (or folds) from the generator the fit spawns first, the
+    learned metric of ``check=False`` fits on the same rows with that generator, and scikit-learn's 1-NN."""
+    from sklearn.neighbors import KNeighborsClassifier
+    codes = np.unique(y, return_inverse=True)[1]
+    cg = np.random.default_rng(seed).spawn(1)[0]
+    Xe = X.toarray() if sp.issparse(X) else X
+
+    def hits(A, tr, te):
+        return KNeighborsClassifier(1, algorithm="brute").fit(A[tr], y[tr]).predict(A[te]) == y[te]
+
+    T = kw["T"]
+    kw = dict(kw, T=max(int(T * S.FULL_RANK_CHECK_BUDGET), min(T, 4000)))     # the check's fits: a quarter of T
+    fr = S.holdout_split(codes, cg, min_rows=S.FULL_RANK_HOLDOUT_MIN)
+    if fr is not None:
+        ho = S.check_rows(~fr)
+        m = MetricLearner(rng=cg, check=False, **kw).fit(X[fr], y[fr])
+        A = np.asarray(X @ m.components_.T)
+        return {"learned": hits(A, fr, ho), "euclidean": hits(Xe, fr, ho)}, "held-out"
+    folds = S.fold_split(codes, cg)
+    out = {"learned": np.zeros(len(y), bool), "euclidean": np.zeros(len(y), bool)}
+    for f in range(S.CROSSFIT_FOLDS):
+        te, tr = folds == f, folds != f
+        m = MetricLearner(rng=cg, check=False, **kw).fit(X[tr], y[tr])
+        out["learned"][te] = hits(np.asarray(X @ m.components_.T), tr, te)
+        out["euclidean"][te] = hits(Xe, tr, te)
+    return out, "cross-fitted"
+
+
+@pytest.mark.parametrize("problem, expected", [(_hidden_in_noise, "learned"), (_round_blobs, "euclidean"),
+                                               (lambda: _hidden_in_noise(48, 1), None),
+                                               (lambda: _round_blobs(40, 2), None),
+                                               (lambda: _hidden_in_noise(2400, 6), "learned"),
+                                               (lambda: _round_blobs(2400, 7), "euclidean")])
+def test_check_against_a_replayed_split_and_scikit_learn(problem, expected):
+    pytest.importorskip("sklearn")
+    X, y = problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ml = MetricLearner(rng=5, **FAST).fit(X, y)
+        ref, how = _replay(X, y, 5, **FAST)
+    c = ml.check_accuracy_
+    assert c["how"] == how and c["n_rows"] == ref["learned"].size
+    assert (how == "held-out") == (len(y) >= 2000)             # 500 rows held out from ~2,000
+    for name in ("learned", "euclidean"):
+        assert c[name] == pytest.approx(ref[name].mean(), abs=1e-12)
+    assert ml.metric_choice_ == _two_rule(ref)
+    if expected is not None:
+        assert ml.metric_choice_ == expected
+    # the final fit is the check=False fit on every row, bit for bit; a kept Euclidean metric selects the features
+    plain = MetricLearner(rng=5, check=False, **FAST).fit(X, y)
+    assert np.array_equal(ml.result_.x, plain.result_.x)
+    if ml.metric_choice_ == "learned":
+        assert np.array_equal(ml.components_, plain.components_)
+    else:
+        assert np.array_equal(ml.components_, np.eye(X.shape[1])) and ml.n_components_ == X.shape[1]
+        assert np.array_equal(ml.transform(X), X)
+
+
+def test_check_keeps_what_is_better_on_new_points():
+    """The two constructed problems on fresh test points: the kept metric is the better one there."""
+    pytest.importorskip("sklearn")
+    from sklearn.neighbors import KNeighborsClassifier
+    for problem in (_hidden_in_noise, _round_blobs):
+        X, y = problem(900, 3)
+        ml = MetricLearner(rng=0, **FAST).fit(X[:300], y[:300])
+        plain = MetricLearner(rng=0, check=False, **FAST).fit(X[:300], y[:300])
+
+        def acc(est):
+            A = est.transform(X)
+            return KNeighborsClassifier(1).fit(A[:300], y[:300]).score(A[300:], y[300:])
+
+        euclid = KNeighborsClassifier(1).fit(X[:300], y[:300]).score(X[300:], y[300:])
+        assert acc(ml) >= max(acc(plain), euclid) - 0.01
+    # measured: hidden in noise 0.80 (learned kept; Euclidean 0.34), round blobs 1.0 (Euclidean kept; learned 1.0)
+
+
+def test_noise_labels_keep_euclidean_and_say_how_it_was_checked():
+    """Labels independent of the features, tiny and small: the check keeps plain distances on most seeds."""
+    g = np.random.default_rng(0)
+    kept = []
+    for s, n in enumerate((40, 60, 150, 300) * 2):
+        X, y = g.standard_normal((n, 6)) * np.geomspace(0.1, 10, 6), g.integers(2, size=n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ml = MetricLearner(rng=s, **FAST).fit(X, y)
+        assert ml.check_accuracy_["how"] == "cross-fitted" and ml.check_accuracy_["n_rows"] == n
+        assert 0.2 < ml.check_accuracy_["learned"] < 0.8
+        kept.append(ml.metric_choice_)
+    assert kept.count("euclidean") >= 6, kept
+
+
+def test_a_zero_metric_keeps_euclidean_with_a_warning_that_says_so():
+    """A checkerboard: no Mahalanobis metric brings class-mates closer (the learned W is 0; its full-batch
+    optimum is checked in tests/test_zero_metric.py): plain distances, warned."""
+    X = np.array([(i, j) for i in range(8) for j in range(8)], dtype=float)
+    y = (X.sum(1) % 2).astype(int)
+    with pytest.warns(DegenerateMetricWarning, match="keeps plain Euclidean distances") as w:
+        ml = MetricLearner(rng=0, **FAST).fit(X, y)
+    assert w[0].filename == __file__
+    assert ml.metric_choice_ == "euclidean" and ml.check_accuracy_ is None
+    assert np.array_equal(ml.components_, np.eye(2))
+    with pytest.warns(DegenerateMetricWarning, match="maps every point to 0"):
+        off = MetricLearner(rng=0, check=False, **FAST).fit(X, y)
+    assert not off.components_.any() and off.metric_choice_ == "learned"
+
+
+def test_common_scale_and_sparse_input_do_not_change_the_check():
+    X, y = _hidden_in_noise(200, 4)
+    a = MetricLearner(rng=1, **FAST).fit(X, y)
+    b = MetricLearner(rng=1, **FAST).fit(1000.0 * X, y)
+    assert a.metric_choice_ == b.metric_choice_
+    assert a.check_accuracy_ == b.check_accuracy_
+    # sparse input: the same check as dense input where the two fits agree (unscaled, unwhitened, balanced pairs;
+    # tests/test_metric_learner.py), the Euclidean candidate's 1-NN taking CSR references
+    Xp = np.abs(X) / np.abs(X).max(axis=0) / 2
+    kw = dict(FAST, scaling=None, whiten=None, sampling="balanced")
+    d = MetricLearner(rng=1, **kw).fit(Xp, y)
+    s = MetricLearner(rng=1, **kw).fit(sp.csr_matrix(Xp), y)
+    assert d.check_accuracy_ == s.check_accuracy_ and d.metric_choice_ == s.metric_choice_
+    assert np.abs(d.get_mahalanobis_matrix() - s.get_mahalanobis_matrix()).max() <= 1e-9
+
+
+def test_nn1_hits_takes_sparse_references():
+    g = np.random.default_rng(2)
+    R = sp.random(120, 9, density=0.3, random_state=3, format="csr")
+    Q = g.standard_normal((30, 9))
+    cr, cq = g.integers(3, size=120), g.integers(3, size=30)
+    assert np.array_equal(S.nn1_hits(R, cr, Q, cq, block=7), S.nn1_hits(R.toarray(), cr, Q, cq))
+    assert np.array_equal(S.nn1_hits(R, cr, sp.csr_matrix(Q), cq), S.nn1_hits(R.toarray(), cr, Q, cq))
+
+
+def test_check_false_and_paper_skip_the_check_and_refits_reset_it():
+    X, y = _round_blobs(120, 5)
+    off = MetricLearner(rng=0, check=False, **FAST).fit(X, y)
+    assert off.metric_choice_ == "learned" and off.check_accuracy_ is None
+    assert MetricLearner.paper(rng=0, T=20_000).fit(X, y).check_accuracy_ is None
+    ml = MetricLearner(rng=0, **FAST).fit(X, y)
+    assert ml.check_accuracy_ is not None
+    ml.set_params(check=False).fit(X, y)                  # a refit does not keep the previous fit's check
+    assert ml.check_accuracy_ is None and ml.metric_choice_ == "learned"
+    # wide input: check=False learns on the subspace from every row, no held-out rows
+    g = np.random.default_rng(1)
+    Xw, yw = g.standard_normal((90, 300)), np.arange(90) % 3
+    Xw[:, :3] += 3.0 * np.eye(3)[yw]
+    w = MetricLearner(rng=0, check=False, **FAST).fit(Xw, yw)
+    assert w.subspace_ is not None and w.metric_choice_ == "learned" and w.check_accuracy_ is None
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match="check must be True or False"):
+            MetricLearner(check=bad).fit(X, y)
