@@ -366,7 +366,8 @@ class MahalanobisLearner(BaseEstimator):
         it (:func:`subspace.class_mean_directions`, from the fit rows) and a stratified share of the
         rows is held out for the default's check (``MetricLearner._check_hits``,
         :func:`subspace.holdout_split`).
-        An int ``k``: always, the top-``k`` principal directions. The randomized range finder
+        ``holdout=False`` (``check=False``): no rows are held out (``fit_rows`` None, the class-mean directions
+        from every row). An int ``k``: always, the top-``k`` principal directions. The randomized range finder
         (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned from ``gen``, so
         ``gen``'s own stream is unchanged."""
         self.subspace_ = self.subspace_mean_ = None

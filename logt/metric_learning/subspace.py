@@ -199,8 +199,8 @@ def loo_1nn_accuracy(Z, codes, block=512):
 
 def nn1_hits(Zref, cref, Zq, cq, block=512):
     """Bool (m,): whether each query row ``Zq`` (m, k; labels ``cq``) has its 1-NN among the references
-    ``Zref`` (n, k; labels ``cref``) in its own class: exact, blocked (memory ``O(n * block)``), ties to
-    the lowest index."""
+    ``Zref`` (n, k, dense or CSR; labels ``cref``) in its own class: exact, blocked (memory ``O(n * block)``),
+    ties to the lowest index."""
     if Zq.shape[0] == 0 or Zref.shape[0] == 0:
         return np.zeros(Zq.shape[0], dtype=bool)
     return _nn1_hits(Zref, cref, Zq, cq, block)

@@ -373,15 +373,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         n = X.shape[0]
         Xe = _active_columns(X, active)
 
+        T = self._budget()
+        T = max(int(T * _subspace.FULL_RANK_CHECK_BUDGET), min(T, 4000))
+
         def learned_on(rows):
-            est = type(self)(**self.get_params())
-            est.loss_ = self.loss_
-            T = self._budget()
-            est.T = max(int(T * _subspace.FULL_RANK_CHECK_BUDGET), min(T, 4000))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est._fit_metric(X[rows], codes[rows], gen)
-            return np.asarray(X @ est.components_.T)
+            return np.asarray(X @ self._check_fit(X[rows], codes[rows], gen, T).components_.T)
 
         fit_rows = _subspace.holdout_split(codes, gen, min_rows=_subspace.FULL_RANK_HOLDOUT_MIN)
         if fit_rows is None:
@@ -485,14 +481,22 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits["subspace"][te] = _subspace.nn1_hits(Z[tr], codes[tr], Z[te], codes[te])
             if np.bincount(codes[tr]).max() < 2:
                 continue
-            est = type(self)(**self.get_params())
-            est.loss_ = self.loss_
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est._fit_metric(Z[tr], codes[tr], gen)
-            A = Z @ est.components_.T
+            A = Z @ self._check_fit(Z[tr], codes[tr], gen).components_.T
             hits["learned"][te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te])
         return folds, hits
+
+    def _check_fit(self, Z, codes, gen, T=None):
+        """A check's fit: a fresh estimator with these parameters (and ``loss_``; budget ``T`` if given) fitted
+        by :meth:`_fit_metric` on ``Z`` (m, k) with labels ``codes``, drawing from ``gen``, its warnings silenced;
+        ``self`` is untouched."""
+        est = type(self)(**self.get_params())
+        est.loss_ = self.loss_
+        if T is not None:
+            est.T = T
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est._fit_metric(Z, codes, gen)
+        return est
 
     def _whiten_fit(self, Xs, codes, seed):
         """``Xs`` (scaled, active features) mapped by the target-pair whitening (``whiten="targets"``, dense
