@@ -187,3 +187,50 @@ def test_check_false_and_paper_skip_the_check_and_refits_reset_it():
     for bad in ("yes", 1, None):
         with pytest.raises(ValueError, match="check must be True or False"):
             MetricLearner(check=bad).fit(X, y)
+
+
+@pytest.mark.parametrize("d", [4, 400])
+def test_a_class_of_one_row_does_not_break_the_cross_fitted_check(d):
+    """29 rows of one class and 1 of another: the fold holding the single row has one class left to learn from
+    (it used to raise there); that fold is not fitted and its rows count as misses of the learned metric."""
+    g = np.random.default_rng(0)
+    X, y = g.standard_normal((30, d)), np.r_[np.zeros(29, int), 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ml = MetricLearner(rng=0, **FAST).fit(X, y)
+    assert ml.check_accuracy_["how"] == "cross-fitted" and ml.metric_choice_ in ("euclidean", "subspace")
+    assert ml.transform(X).shape[0] == 30
+    assert S.can_learn(np.array([0, 0, 1])) and not S.can_learn(np.array([0, 0, 0]))
+    assert not S.can_learn(np.array([0, 1, 2])) and not S.can_learn(np.array([1, 1, 1, 1]))
+
+
+def test_the_check_never_breaks_a_fit_that_works_without_it():
+    """Random tiny problems (3-44 rows, 1-150 features, 2-4 classes of any sizes, constant columns, sparse
+    input, every loss and sampling): wherever check=False fits, the checked default fits too and maps to finite
+    values (a class of one row once broke the cross-fitted folds)."""
+    g = np.random.default_rng(42)
+    fitted = 0
+    for t in range(60):
+        n, d, C = int(g.integers(3, 45)), int(g.choice([1, 2, 5, 12, 150])), int(g.integers(2, 5))
+        X, y = g.standard_normal((n, d)) * (10.0 ** g.uniform(-3, 3, d)), g.integers(C, size=n)
+        if g.random() < 0.3:
+            y[0] = C                                        # a class of one row
+        if g.random() < 0.2:
+            X[:, :max(1, d // 2)] = 1.0
+        if g.random() < 0.2:
+            X = sp.csr_matrix(np.abs(X) * (g.random(X.shape) < 0.4))
+        kw = dict(rng=t, T=2000)
+        if g.random() < 0.3:
+            kw["loss"] = str(g.choice(["triplets", "softmax", "auto", "pairs"]))
+        if g.random() < 0.2:
+            kw["sampling"] = str(g.choice(["uniform", "balanced"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                MetricLearner(check=False, **kw).fit(X, y)
+            except (ValueError, TypeError):
+                continue                                    # an input the learner rejects either way
+            ml = MetricLearner(**kw).fit(X, y)
+        assert np.isfinite(ml.transform(X)).all() and ml.metric_choice_ in ("learned", "subspace", "euclidean")
+        fitted += 1
+    assert fitted >= 50

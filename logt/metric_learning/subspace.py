@@ -350,6 +350,14 @@ def check_rows(held_out):
 CROSSFIT_FOLDS = 4            # no held-out split: the check cross-fits the learned metric on this many folds
 
 
+def can_learn(codes):
+    """Whether a check's fit has something to learn from rows of labels ``codes`` (int, ``0..C-1``): two
+    classes and a class of two rows (a similar and a dissimilar pair). A fold whose other rows fail this (a class
+    of one row can leave them with one class) is not fitted: its rows count as misses of the learned metric."""
+    counts = np.bincount(codes)
+    return bool(np.count_nonzero(counts) >= 2 and counts.max() >= 2)
+
+
 def fold_split(codes, gen, n_folds=CROSSFIT_FOLDS):
     """Int (n,): each row's fold in ``0..n_folds-1``, stratified: within each class (in a random order, from
     ``gen``) the rows go round the folds from a random first fold, so every class is spread evenly and a

@@ -386,7 +386,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             for f in range(_subspace.CROSSFIT_FOLDS):
                 te = folds == f
                 tr = ~te
-                if te.any() and np.bincount(codes[tr]).max() >= 2:
+                if te.any() and _subspace.can_learn(codes[tr]):
                     A = learned_on(tr)
                     learned[te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te])
             Xe = Xe.toarray() if sp.issparse(Xe) else Xe          # ~2,000 rows x at most 128 features
@@ -465,8 +465,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         out: each row's fold (:func:`subspace.fold_split`, from ``gen``) and whether its 1-NN among the
         other folds' rows is of its class, in the subspace whose class-mean directions come from the other
         folds only (the principal directions hold no labels) and under the metric learned there, with
-        these parameters, from the other folds only. A fold whose other rows hold no two points of a class
-        has nothing to learn from: its rows count as misses of the learned metric. The fold fits run on
+        these parameters, from the other folds only. A fold whose other rows hold one class only, or no two
+        points of a class, has nothing to learn from (:func:`subspace.can_learn`): its rows count as misses of the
+        learned metric. The fold fits run on
         fresh estimators (``self`` is untouched), their warnings silenced."""
         folds = _subspace.fold_split(codes, gen)
         mean, principal = self.subspace_mean_, self.subspace_[:self._n_principal]
@@ -479,7 +480,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             extra = _subspace.class_mean_directions(X[tr], codes[tr], mean, principal)
             Z = _subspace.project_rows(X, mean, np.vstack([principal, extra]))
             hits["subspace"][te] = _subspace.nn1_hits(Z[tr], codes[tr], Z[te], codes[te])
-            if np.bincount(codes[tr]).max() < 2:
+            if not _subspace.can_learn(codes[tr]):
                 continue
             A = Z @ self._check_fit(Z[tr], codes[tr], gen).components_.T
             hits["learned"][te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te])
