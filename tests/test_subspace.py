@@ -6,6 +6,11 @@ import scipy.sparse as sp
 from logt import MetricLearner, PairsMetricLearner
 from logt.metric_learning import subspace as S
 
+try:
+    from ._check_rule import paired_reference
+except ImportError:
+    from _check_rule import paired_reference
+
 
 def _low_rank_data(n, d, r, rng):
     g = np.random.default_rng(rng)
@@ -201,18 +206,6 @@ def test_nn1_accuracy_against_bruteforce():
     assert S.nn1_hits(R, cr, Q[:0], cq[:0]).shape == (0,) and S.nn1_accuracy(R, cr, Q[:0], cq[:0]) == 0.0
 
 
-def _paired_reference(hits, z):
-    """The check's rule written out: the plainest candidate unless the most accurate beats it by z se."""
-    plain = "euclidean" if "euclidean" in hits else "subspace"
-    order = [c for c in ("learned", "subspace", "euclidean") if c in hits]
-    acc = {c: np.mean(hits[c]) for c in order}
-    best = [c for c in order if acc[c] == max(acc.values())][0]
-    if best == plain:
-        return plain
-    d = hits[best].astype(float) - hits[plain]
-    return best if d.mean() > z * d.std(ddof=1) / np.sqrt(d.size) else plain
-
-
 def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_standard_error():
     m = 400
     base = np.zeros(m, dtype=bool)
@@ -244,7 +237,7 @@ def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_stan
         if g.random() < 0.3:
             del h["euclidean"]
         z = float(g.choice([0.0, 0.5, 1.0, 2.0]))
-        assert S.choose_candidate(h, z=z) == _paired_reference(h, z)
+        assert S.choose_candidate(h, z=z) == paired_reference(h, z)
 
 
 # (seed, class_sep, heavy-tailed, the check's choice): 500 x 300, 4 informative directions, 3 classes; the
@@ -280,7 +273,7 @@ def _check_against_scikit_learn(seed, sep, heavy, monkeypatch):
     assert c["n_rows"] == (~fr).sum()
     for name, h in hits.items():
         assert c[name] == pytest.approx(h.mean())
-    assert ml.metric_choice_ == _paired_reference(hits, S.CHECK_Z)
+    assert ml.metric_choice_ == paired_reference(hits, S.CHECK_Z)
     if ml.metric_choice_ == "euclidean":
         np.testing.assert_array_equal(ml.components_, np.eye(X.shape[1])[active])
         np.testing.assert_allclose(ml.transform(X[:20]), X[:20, active], atol=0)
@@ -384,7 +377,7 @@ def test_tiny_classes_cross_fit_the_check_against_scikit_learn(monkeypatch):
             hits[name][te] = KNeighborsClassifier(1).fit(A[tr], y[tr]).predict(A[te]) == y[te]
     for name, h in hits.items():
         assert c[name] == pytest.approx(h.mean()), name
-    assert ml.metric_choice_ == _paired_reference(hits, S.CHECK_Z)
+    assert ml.metric_choice_ == paired_reference(hits, S.CHECK_Z)
     if ml.metric_choice_ == "learned":                   # the kept metric is the one fitted on all rows
         np.testing.assert_allclose(ml.components_, fits[0][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
 
@@ -446,7 +439,7 @@ def test_default_keeps_euclidean_distances_on_wide_data_as_the_rows_span(monkeyp
     from sklearn.neighbors import KNeighborsClassifier
     g = np.random.default_rng(11)
     X, Xt = g.standard_normal((200, 600)), g.standard_normal((300, 600))
-    y, yt = g.integers(3, size=200), g.integers(3, size=300)               # no class information at all
+    y = g.integers(3, size=200)                                            # no class information at all
     monkeypatch.setattr(S, "EUCLIDEAN_MAX_ENTRIES", 200 * 600)              # the identity's 600 rows do not fit
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)
     assert ml.metric_choice_ == "euclidean", ml.check_accuracy_

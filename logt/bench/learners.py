@@ -134,6 +134,17 @@ def contenders(include_peers=True):
     return names + (list(PEERS) if include_peers else [])
 
 
+def sweep_summary(rows, key="default"):
+    """One line on a sweep's rows (each with ``key`` and ``"euclid"``: 1-NN and 5-NN accuracy): on how many
+    ``key`` is at least Euclidean in both, below it by more than 0.02 in either, the worst difference and the
+    mean gain (mean of 1-NN and 5-NN); :mod:`logt.bench.learners_highdim` and :mod:`logt.bench.learners_lowdim`."""
+    worst = [min(a - b for a, b in zip(r[key], r["euclid"])) for r in rows]
+    gain = [np.mean(r[key]) - np.mean(r["euclid"]) for r in rows]
+    return (f"{key}: {len(rows)} problems: >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
+            f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}, "
+            f"mean gain {np.mean(gain):+.4f}")
+
+
 def _our_learner(name, seed):
     """The ``MetricLearner`` contender called ``name`` (``"MetricLearner()"``, ``"MetricLearner(check=False)"`` or
     ``"MetricLearner.paper()"``), seeded."""

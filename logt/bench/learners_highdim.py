@@ -17,7 +17,7 @@ default are measured under the same load.
 import numpy as np
 import scipy.sparse as sp
 
-from logt.bench.learners import _timed_fit, knn_accuracy as _knn
+from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section", "split_means", "random_problem",
            "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS"]
@@ -169,7 +169,7 @@ def random_sweep(n_problems=24, seed=777, log=print):
         desc, X, y = random_problem(g)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
         rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
-    _log_summary(rows, log)
+    log(sweep_summary(rows))
     return rows
 
 
@@ -229,16 +229,8 @@ def tiny_sweep(n_problems=30, seed=1, log=print):
             log(f"{i:2d} {desc}: no class with two rows, skipped")
             continue
         rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
-    _log_summary(rows, log)
+    log(sweep_summary(rows))
     return rows
-
-
-def _log_summary(rows, log):
-    worst = [min(a - b for a, b in zip(r["default"], r["euclid"])) for r in rows]
-    gain = [np.mean(r["default"]) - np.mean(r["euclid"]) for r in rows]
-    log(f"{len(rows)} problems: default >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
-        f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}, "
-        f"mean gain {np.mean(gain):+.4f}")
 
 
 if __name__ == "__main__":   # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny N [--seed S]

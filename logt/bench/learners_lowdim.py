@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 
-from logt.bench.learners import _timed_fit, knn_accuracy as _knn
+from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
-__all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "lowdim_problem", "lowdim_sweep", "summary"]
+__all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "lowdim_problem", "lowdim_sweep"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
@@ -112,20 +112,10 @@ def lowdim_sweep(n_problems=140, seed=3, log=print):
             f"({r['choice']}, {how}; {t0:.2f} s / {t1:.2f} s)")
         rows.append(r)
     for key in ("learned", "default"):
-        log(summary(rows, key))
+        log(sweep_summary(rows, key))
     t = np.array([r["seconds"] / r["seconds_learned"] for r in rows])
     log(f"fit time with the check / without: median {np.median(t):.2f}x, max {t.max():.1f}x")
     return rows
-
-
-def summary(rows, key):
-    """One line: on how many rows ``key``'s 1-NN and 5-NN are both at least Euclidean's, below it by more than
-    0.02 in either, the worst difference and the mean gain (mean of 1-NN and 5-NN)."""
-    worst = [min(a - b for a, b in zip(r[key], r["euclid"])) for r in rows]
-    gain = [np.mean(r[key]) - np.mean(r["euclid"]) for r in rows]
-    return (f"{key}: {len(rows)} problems, >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
-            f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}, "
-            f"mean gain {np.mean(gain):+.4f}")
 
 
 if __name__ == "__main__":   # python -m logt.bench.learners_lowdim --random N [--seed S]

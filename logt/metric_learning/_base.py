@@ -420,10 +420,7 @@ class MahalanobisLearner(BaseEstimator):
             self.n_components_ = self.components_.shape[0]
             return
         if check is not None:
-            h, how, n_check = check
-            self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in h.items()},
-                                    "how": how, "n_rows": n_check}
-            self.metric_choice_ = _subspace.choose_candidate(h)
+            self._record_check(*check)
         if self.metric_choice_ == "euclidean":
             comps = _subspace.euclidean_rows(X, active)
         elif self.metric_choice_ == "subspace":
@@ -437,6 +434,14 @@ class MahalanobisLearner(BaseEstimator):
         self.n_components_ = k if self.n_components is not None else comps.shape[0]
         self.n_features_in_ = active.size
         self.active_features_ = active
+
+    def _record_check(self, hits, how, n_rows):
+        """The default's check from each candidate's 1-NN hits on the checked rows (name -> bool (n_rows,)):
+        ``check_accuracy_`` (their means, ``how``, ``n_rows``) and ``metric_choice_``
+        (:func:`subspace.choose_candidate`)."""
+        self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in hits.items()},
+                                "how": how, "n_rows": n_rows}
+        self.metric_choice_ = _subspace.choose_candidate(hits)
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):

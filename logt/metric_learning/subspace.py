@@ -350,6 +350,17 @@ def check_rows(held_out):
 CROSSFIT_FOLDS = 4            # no held-out split: the check cross-fits the learned metric on this many folds
 
 
+def _by_class(codes, gen):
+    """``(order, cls, rank)``: the rows sorted by class, in a random order within each class (one permutation
+    drawn from ``gen``), their classes ``codes[order]`` and their ranks within their class (0, 1, ...): the
+    stratified draw of :func:`holdout_split` and :func:`fold_split`."""
+    perm = gen.permutation(codes.size)
+    order = perm[np.argsort(codes[perm], kind="stable")]
+    cls = codes[order]
+    start = np.concatenate([[0], np.cumsum(np.bincount(codes))[:-1]])
+    return order, cls, np.arange(codes.size) - start[cls]
+
+
 def can_learn(codes):
     """Whether a check's fit has something to learn from rows of labels ``codes`` (int, ``0..C-1``): two
     classes and a class of two rows (a similar and a dissimilar pair). A fold whose other rows fail this (a class
@@ -363,14 +374,10 @@ def fold_split(codes, gen, n_folds=CROSSFIT_FOLDS):
     ``gen``) the rows go round the folds from a random first fold, so every class is spread evenly and a
     class of one row lands in a random fold."""
     codes = np.asarray(codes)
-    counts = np.bincount(codes)
-    perm = gen.permutation(codes.size)
-    order = perm[np.argsort(codes[perm], kind="stable")]       # by class, random within a class
-    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    first = gen.integers(n_folds, size=counts.size)
-    cls = codes[order]
+    order, cls, rank = _by_class(codes, gen)
+    first = gen.integers(n_folds, size=int(codes.max()) + 1)
     folds = np.empty(codes.size, dtype=np.int64)
-    folds[order] = (np.arange(codes.size) - start[cls] + first[cls]) % n_folds
+    folds[order] = (rank + first[cls]) % n_folds
     return folds
 
 
@@ -390,15 +397,10 @@ def holdout_split(codes, gen, frac=HOLDOUT_FRAC, min_rows=HOLDOUT_MIN):
     ``floor(frac n_c)`` rows of each class ``c`` (drawn with ``gen``) are held out; None when
     that holds out fewer than ``min_rows`` rows (too few for an accuracy that means anything).
     """
-    counts = np.bincount(codes)
-    quota = np.floor(frac * counts).astype(np.int64)
+    quota = np.floor(frac * np.bincount(codes)).astype(np.int64)
     if quota.sum() < min_rows:
         return None
-    perm = gen.permutation(codes.size)
-    order = perm[np.argsort(codes[perm], kind="stable")]       # by class, random within a class
-    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    cls = codes[order]
-    rank = np.arange(codes.size) - start[cls]
+    order, cls, rank = _by_class(codes, gen)
     fit = np.ones(codes.size, dtype=bool)
     fit[order[rank < quota[cls]]] = False
     return fit

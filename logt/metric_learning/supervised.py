@@ -355,7 +355,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 if np.any(self.components_):
                     self._full_rank_check(X, codes_all, active_in, check_gen)
                 else:
-                    self._keep_euclidean(active_in)
+                    self.metric_choice_ = "euclidean"
+                if self.metric_choice_ == "euclidean":
+                    # the identity's rows at the varying features (as many rows as the learned metric may have)
+                    self.components_ = _subspace.selection_rows(active_in)
+                    self.n_components_ = self.components_.shape[0]
         return self
 
     def _full_rank_check(self, X, codes, active, gen):
@@ -367,9 +371,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         each class (:func:`subspace.holdout_split`) and checked on the other 25% (at most
         ``subspace.CHECK_MAX_ROWS``). Splits and fits draw from ``gen``. :func:`subspace.choose_candidate` keeps
         Euclidean unless the learned metric is ahead by more than one standard error. Sets ``check_accuracy_``
-        and ``metric_choice_``; a kept Euclidean metric replaces ``components_`` by the identity's rows at the
-        varying features. The check's fits run on fresh estimators (warnings silenced); the final fit (``self``'s
-        metric, learned on every row) is untouched."""
+        and ``metric_choice_`` (:meth:`_record_check`; :meth:`fit` then applies a Euclidean choice). The check's
+        fits run on fresh estimators (warnings silenced); the final fit (``self``'s metric, learned on every row)
+        is untouched."""
         n = X.shape[0]
         Xe = _active_columns(X, active)
 
@@ -398,17 +402,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits = {c: _subspace.nn1_hits(B[fr], codes[fr], B[ho], codes[ho])
                     for c, B in (("learned", A), ("euclidean", Xe))}
             how, n_check = "held-out", int(ho.size)
-        self.check_accuracy_ = {**{c: float(np.mean(v)) for c, v in hits.items()}, "how": how, "n_rows": n_check}
-        self.metric_choice_ = _subspace.choose_candidate(hits)
-        if self.metric_choice_ == "euclidean":
-            self._keep_euclidean(active)
-
-    def _keep_euclidean(self, active):
-        """Plain Euclidean distances on the varying features ``active`` (d,) bool instead of the learned
-        full-rank metric: ``components_`` the identity's rows there (``metric_choice_ = "euclidean"``)."""
-        self.metric_choice_ = "euclidean"
-        self.components_ = _subspace.selection_rows(active)
-        self.n_components_ = self.components_.shape[0]
+        self._record_check(hits, how, n_check)
 
     def _fit_metric(self, Z, codes, gen):
         """Scale (and whiten) ``Z`` (n, k), build the oracle of ``loss_`` and run logT: ``components_`` on

@@ -1,0 +1,16 @@
+"""The default's check rule written out (an independent reference for ``subspace.choose_candidate``)."""
+import numpy as np
+
+
+def paired_reference(hits, z):
+    """The plainest candidate ("euclidean", else "subspace") unless the most accurate (ties in the order
+    learned, subspace, euclidean) beats it on the same rows by more than ``z`` standard errors of the paired
+    hit difference."""
+    plain = "euclidean" if "euclidean" in hits else "subspace"
+    order = [c for c in ("learned", "subspace", "euclidean") if c in hits]
+    acc = {c: np.mean(hits[c]) for c in order}
+    best = [c for c in order if acc[c] == max(acc.values())][0]
+    if best == plain:
+        return plain
+    d = hits[best].astype(float) - hits[plain]
+    return best if d.mean() > z * d.std(ddof=1) / np.sqrt(d.size) else plain
