@@ -36,6 +36,28 @@ def test_repeated_splits_table():
     assert text.count("| wine |") == 4 and "1-NN mean (se)" in text
 
 
+def test_repeated_splits_fit_nca_on_adults_subsample(monkeypatch):
+    # on all of Adult NCA's n x n matrices need tens of GB (the splits mode was killed for memory): it gets the
+    # single-split table's stratified subsample, drawn per split
+    import numpy as np
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+    g = np.random.default_rng(0)
+    X, y = g.standard_normal((2600, 4)), np.arange(2600) % 2
+    monkeypatch.setattr(learners, "load", lambda ds, d, split=0: (X[:2300], y[:2300], X[2300:], y[2300:], "dense"))
+    seen = []
+    fit = NeighborhoodComponentsAnalysis.fit
+
+    def recording_fit(self, A, b):
+        seen.append((A.shape[0], np.bincount(b).tolist(), A.copy()))
+        return fit(self, A, b)
+    monkeypatch.setattr(NeighborhoodComponentsAnalysis, "fit", recording_fit)
+    learners.evaluate_splits("adult", n_splits=2, log=lambda m: None)
+    assert [r[:2] for r in seen] == [(2000, [1000, 1000])] * 2 and not np.array_equal(seen[0][2], seen[1][2])
+    seen.clear()
+    learners.evaluate_splits("wine", n_splits=1, log=lambda m: None)        # small sets: every training row
+    assert seen[0][0] == 2300
+
+
 def test_highdim_rows_against_direct_knn():
     pytest.importorskip("sklearn", reason="the high-dimensional rows use scikit-learn")
     from sklearn.model_selection import train_test_split
@@ -176,3 +198,28 @@ def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
             direct = KNeighborsClassifier(5).fit(e.transform(Xtr), ytr).score(e.transform(Xte), yte)
             assert r[key][1] == pytest.approx(direct)
         assert r["default"] == (r["learned"] if r["choice"] == "learned" else r["euclid"])
+
+
+def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_lowdim as LL
+    a = LL.largen_problem(4, np.random.default_rng(7))
+    b = LL.largen_problem(4, np.random.default_rng(7))
+    assert a[0] == b[0] == "onehot" and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    g = np.random.default_rng(0)
+    for i in range(12):
+        kind, Xtr, ytr, Xte, yte = LL.largen_problem(i, g)
+        assert kind == LL.LARGEN_KINDS[i % 6] and 2700 <= Xtr.shape[0] < 20000 and Xte.shape[0] == LL.LARGEN_TEST_ROWS
+        assert Xtr.shape[1] < 128 and len(np.unique(ytr)) >= 2
+    lines = []
+    rows = LL.lowdim_sweep(1, seed=3, log=lines.append, problem=LL.largen_problem)     # 4,338 rows, 10 features
+    assert rows[0]["how"] == "held-out" and lines[-2].startswith("default: 1 problems")
+    _, Xtr, ytr, Xte, yte = LL.largen_problem(0, np.random.default_rng(3))
+    est = MetricLearner(rng=0).fit(Xtr, ytr)
+    assert rows[0]["choice"] == est.metric_choice_
+    direct = KNeighborsClassifier(5).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["default"][1] == pytest.approx(direct)

@@ -46,18 +46,18 @@ def _replay(X, y, seed, **kw):
         return KNeighborsClassifier(1, algorithm="brute").fit(A[tr], y[tr]).predict(A[te]) == y[te]
 
     T = kw["T"]
-    kw = dict(kw, T=max(int(T * S.FULL_RANK_CHECK_BUDGET), min(T, 4000)))     # the check's fits: a quarter of T
+    fold_kw = dict(kw, T=max(int(T * S.FULL_RANK_CHECK_BUDGET), min(T, 4000)))     # fold fits: a quarter of T
     fr = S.holdout_split(codes, cg, min_rows=S.FULL_RANK_HOLDOUT_MIN)
     if fr is not None:
         ho = S.check_rows(~fr)
-        m = MetricLearner(rng=cg, check=False, **kw).fit(X[fr], y[fr])
+        m = MetricLearner(rng=cg, check=False, **kw).fit(X[fr], y[fr])               # held out: all of T
         A = np.asarray(X @ m.components_.T)
         return {"learned": hits(A, fr, ho), "euclidean": hits(Xe, fr, ho)}, "held-out"
     folds = S.fold_split(codes, cg)
     out = {"learned": np.zeros(len(y), bool), "euclidean": np.zeros(len(y), bool)}
     for f in range(S.CROSSFIT_FOLDS):
         te, tr = folds == f, folds != f
-        m = MetricLearner(rng=cg, check=False, **kw).fit(X[tr], y[tr])
+        m = MetricLearner(rng=cg, check=False, **fold_kw).fit(X[tr], y[tr])
         out["learned"][te] = hits(np.asarray(X @ m.components_.T), tr, te)
         out["euclidean"][te] = hits(Xe, tr, te)
     return out, "cross-fitted"
@@ -155,6 +155,20 @@ def test_common_scale_and_sparse_input_do_not_change_the_check():
     s = MetricLearner(rng=1, **kw).fit(sp.csr_matrix(Xp), y)
     assert d.check_accuracy_ == s.check_accuracy_ and d.metric_choice_ == s.metric_choice_
     assert np.abs(d.get_mahalanobis_matrix() - s.get_mahalanobis_matrix()).max() <= 1e-9
+
+
+@pytest.mark.parametrize("n", [300, 2400])
+def test_an_offset_far_from_the_origin_does_not_change_the_check(n):
+    # raw features near 1e9 (timestamps, ids): the check's 1-NN distances are those of the centred data, so
+    # the same choice and nearly the same hits (the input itself keeps ~1e-7 of each value); before, the
+    # expanded distances had no digits left and both candidates scored at chance (Euclidean kept)
+    X, y = _hidden_in_noise(n, 8)
+    a = MetricLearner(rng=3, **FAST).fit(X, y)
+    b = MetricLearner(rng=3, **FAST).fit(X + 1e9, y)
+    assert a.metric_choice_ == b.metric_choice_ == "learned"
+    for c in ("learned", "euclidean"):
+        assert abs(a.check_accuracy_[c] - b.check_accuracy_[c]) <= 0.02
+    assert b.check_accuracy_["learned"] > 0.6            # 3 classes: far above chance
 
 
 def test_nn1_hits_takes_sparse_references():

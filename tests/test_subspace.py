@@ -206,6 +206,21 @@ def test_nn1_accuracy_against_bruteforce():
     assert S.nn1_hits(R, cr, Q[:0], cq[:0]).shape == (0,) and S.nn1_accuracy(R, cr, Q[:0], cq[:0]) == 0.0
 
 
+def test_nn1_hits_far_from_the_origin():
+    # an offset of 1e9 on unit-spread points: ||r||^2 ~ 1e19 and an expanded distance keeps none of the
+    # distances' digits; the hits are those of the same points near the origin (exact differences)
+    g = np.random.default_rng(5)
+    R, Q = g.standard_normal((150, 6)), g.standard_normal((60, 6))
+    cr, cq = g.integers(3, size=150), g.integers(3, size=60)
+    D = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    want = cr[D.argmin(1)] == cq
+    off = 1e9 * np.ones(6)
+    np.testing.assert_array_equal(S.nn1_hits(R + off, cr, Q + off, cq, block=16), want)
+    Dl = ((R[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(Dl, np.inf)
+    np.testing.assert_array_equal(S.loo_1nn_hits(R + off, cr), cr[Dl.argmin(1)] == cr)
+
+
 def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_standard_error():
     m = 400
     base = np.zeros(m, dtype=bool)

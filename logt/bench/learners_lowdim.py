@@ -5,7 +5,8 @@ features and 1 to 60 rows per feature (:func:`lowdim_problem`), each fitted twic
 ``MetricLearner()`` (the default: the learned metric checked against plain Euclidean distances) and
 ``MetricLearner(check=False)`` (the learned metric as is); 1-NN and 5-NN accuracy on up to 1,500 test rows of
 the same distribution, and the raw features' Euclidean k-NN. See docs/guide/metric-learning.md, "The check on
-few features".
+few features". ``--large``: :func:`largen_problem` instead (2,700-20,000 training rows, 8-127 features, 2-12
+classes), where the check holds rows out instead of cross-fitting.
 """
 import warnings
 
@@ -13,10 +14,13 @@ import numpy as np
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
-__all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "lowdim_problem", "lowdim_sweep"]
+__all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
+           "largen_problem", "lowdim_sweep"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
+LARGEN_KINDS = ("dense_scaled", "dense_std", "blobs", "noise", "onehot", "dense_many")
+LARGEN_TEST_ROWS = 2000
 
 
 def _onehot(m, d, rng):
@@ -81,16 +85,50 @@ def lowdim_problem(i, rng):
     return kind, X[:n], y[:n], X[n:n + LOWDIM_TEST_ROWS], y[n:n + LOWDIM_TEST_ROWS]
 
 
-def lowdim_sweep(n_problems=140, seed=3, log=print):
+def largen_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``, the ``i``-th many-rows problem drawn with ``rng``: ``n`` log-uniform in
+    2,700-20,000 training rows, ``d`` log-uniform in 8-127 features, 2-12 classes, kind ``LARGEN_KINDS[i % 6]``:
+    ``make_classification`` with 2-11 informative directions, per-feature scales 0.1-10 ("dense_scaled") or
+    standardized ("dense_std"), or half the features informative and scaled ("dense_many"); isotropic blobs
+    (spread 1-8); labels independent of the features ("noise"); one-hot categories (``_onehot``, 2-3 classes).
+    ``LARGEN_TEST_ROWS`` test rows from the same distribution."""
+    from sklearn.datasets import make_blobs, make_classification
+    kind = LARGEN_KINDS[i % len(LARGEN_KINDS)]
+    d = int(np.exp(rng.uniform(np.log(8), np.log(128))))
+    n = int(np.exp(rng.uniform(np.log(2700), np.log(20000))))
+    C = int(rng.integers(2, 13))
+    m = n + LARGEN_TEST_ROWS
+    if kind.startswith("dense"):
+        k = min(d, int(rng.integers(2, 12)) if kind != "dense_many" else max(2, d // 2))
+        X, y = make_classification(m, d, n_informative=k, n_redundant=0, n_classes=min(C, 2 ** k // 2 if k < 6 else C),
+                                   n_clusters_per_class=1, class_sep=float(rng.uniform(0.5, 2.0)), flip_y=0.02,
+                                   random_state=int(rng.integers(2**31)))
+        if kind != "dense_std":
+            X = X * np.exp(rng.uniform(np.log(0.1), np.log(10), d))
+        else:
+            X = (X - X.mean(0)) / X.std(0)
+    elif kind == "noise":
+        X = rng.standard_normal((m, d)) * np.exp(rng.uniform(-2, 2, d))
+        y = rng.integers(C, size=m)
+    elif kind == "blobs":
+        X, y = make_blobs(m, d, centers=C, cluster_std=float(rng.uniform(1.0, 8.0)),
+                          random_state=int(rng.integers(2**31)))
+    else:
+        X, y = _onehot(m, d, rng)
+    return kind, X[:n], y[:n], X[n:], y[n:]
+
+
+def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem):
     """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
-    :func:`lowdim_problem` ``0..n_problems-1`` (skipped: no class with two rows, fewer than 30 test rows, or
-    wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``."""
+    ``problem`` (:func:`lowdim_problem` or :func:`largen_problem`) ``0..n_problems-1`` (skipped: no class with
+    two rows, fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take
+    ``rng=i``."""
     from logt import MetricLearner
     from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        kind, Xtr, ytr, Xte, yte = lowdim_problem(i, g)
+        kind, Xtr, ytr, Xte, yte = problem(i, g)
         if np.bincount(ytr).max() < 2 or len(np.unique(ytr)) < 2 or Xte.shape[0] < 30:
             continue
         with single_threaded_blas(), warnings.catch_warnings():
@@ -118,8 +156,9 @@ def lowdim_sweep(n_problems=140, seed=3, log=print):
     return rows
 
 
-if __name__ == "__main__":   # python -m logt.bench.learners_lowdim --random N [--seed S]
+if __name__ == "__main__":   # python -m logt.bench.learners_lowdim --random N [--seed S] [--large]
     import sys
     argv = sys.argv
     lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
-                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3)
+                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
+                 problem=largen_problem if "--large" in argv else lowdim_problem)

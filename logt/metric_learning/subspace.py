@@ -160,16 +160,20 @@ def auto_rank(variances, total_variance, n_samples):
 
 def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
     """Bool (m,): whether each query row of ``Zq`` has a 1-NN in ``Zref`` of its own label; blocked
-    (memory ``O(n * block)``), ties to the lowest index; ``skip_self``: ``Zq`` is ``Zref`` and row ``i``
-    is not its own neighbour (leave-one-out)."""
+    (memory ``O(n * block)`` and, dense, a centred copy of both), ties to the lowest index; ``skip_self``:
+    ``Zq`` is ``Zref`` and row ``i`` is not its own neighbour (leave-one-out). CSR references are not centred
+    (that would densify them)."""
     if sp.issparse(Zref):              # CSR references (not with skip_self): the queries are densified
         Zref = sp.csr_matrix(Zref, dtype=np.float64)
         Zq = Zq.toarray() if sp.issparse(Zq) else np.ascontiguousarray(Zq, dtype=np.float64)
         sr = np.asarray(Zref.multiply(Zref).sum(axis=1)).ravel()
         cross = lambda Q: np.asarray(Zref @ Q.T).T                      # noqa: E731
     else:
-        Zref = np.ascontiguousarray(Zref, dtype=np.float64)
-        Zq = Zref if skip_self else np.ascontiguousarray(Zq, dtype=np.float64)
+        # centred on the references' mean: the expansion ||r||^2 - 2 q.r loses the distances' digits when the
+        # points lie far from the origin relative to their spread (an offset of 1e9 on unit-spread data)
+        mu = np.mean(Zref, axis=0, dtype=np.float64)
+        Zref = np.asarray(Zref, dtype=np.float64) - mu
+        Zq = Zref if skip_self else np.asarray(Zq, dtype=np.float64) - mu
         sr = np.einsum("ij,ij->i", Zref, Zref)
         cross = lambda Q: Q @ Zref.T                                    # noqa: E731
     hits = np.zeros(Zq.shape[0], dtype=bool)
@@ -330,8 +334,9 @@ def euclidean_rows(X, active):
 HOLDOUT_FRAC = 0.25           # the default's check: this share of each class held out
 HOLDOUT_MIN = 20              # fewer held-out rows than this: no split (the check cross-fits, CROSSFIT_FOLDS)
 # The full-rank check (few features; MetricLearner._full_rank_check): cross-fitted whenever fewer than this many rows
-# would be held out (below ~2,000 rows: every row checked, twice the rows of a 25% hold-out at 4x the fits), its
-# fits at this share of the final fit's budget (measured: docs/guide/metric-learning.md, "The check on few features").
+# would be held out (below ~2,000 rows: every row checked, twice the rows of a 25% hold-out at 4x the fits), the
+# fold fits at this share of the final fit's budget; a held-out check's one fit at the full budget (measured:
+# docs/guide/metric-learning.md, "The check on few features").
 FULL_RANK_HOLDOUT_MIN = 500
 FULL_RANK_CHECK_BUDGET = 0.25
 CHECK_MAX_ROWS = 2000         # the check compares at most this many held-out rows (an evenly spaced subset)

@@ -138,15 +138,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         distances on rows it was not fitted on and replaced by them unless it is ahead by more than one standard
         error of the paired 1-NN hit difference (:func:`logt.metric_learning.subspace.choose_candidate`). A
         subspace: as described under ``n_components``. Full rank (few features): after the final fit on every
-        row (untouched), the metric learned with these parameters at a quarter of the budget is compared with
-        Euclidean distances on the raw varying features, cross-fitted on 4 stratified folds below ~2,000 rows
-        (fewer than ``subspace.FULL_RANK_HOLDOUT_MIN`` = 500 rows to hold out), else learned on 75% of each class
-        and checked on the other 25% (at most 2,000 rows); a kept Euclidean metric makes ``components_`` the
-        identity's rows at the varying features (raw units: invariant to one common scale factor, not to
-        per-feature scales). A zero learned metric (``DegenerateMetricWarning``) is replaced by Euclidean
-        distances without a check. Cost: about 3.4x the fit time of ``check=False`` on small problems, one
-        quarter-budget fit more on large ones. False: the learned metric as is (and on wide input no rows held
-        out). On 560 random problems of few features it turned 95 learned metrics below Euclidean k-NN by more
+        row (untouched), the metric learned with these parameters is compared with Euclidean distances on the
+        raw varying features, cross-fitted on 4 stratified folds at a quarter of the budget below ~2,000 rows
+        (fewer than ``subspace.FULL_RANK_HOLDOUT_MIN`` = 500 rows to hold out), else learned at the full budget
+        on 75% of each class and checked on the other 25% (at most 2,000 rows); a kept Euclidean metric makes
+        ``components_`` the identity's rows at the varying features (raw units: invariant to one common scale
+        factor, not to per-feature scales). A zero learned metric (``DegenerateMetricWarning``) is replaced by
+        Euclidean distances without a check. Cost: about 3.4x the fit time of ``check=False`` on small problems,
+        one fit on 75% of the rows more on large ones (about 1.9x). False: the learned metric as is (and on wide
+        input no rows held out). On 560 random problems of few features it turned 95 learned metrics below Euclidean k-NN by more
         than 0.02 into 7 (``docs/guide/metric-learning.md``, "The check on few features").
     method
         "auto" (default: :func:`logt.minimize`'s default call), "logt" (Algorithm 1), "logt_acc", "sgd"
@@ -364,12 +364,12 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def _full_rank_check(self, X, codes, active, gen):
         """The default's check of a full-rank metric (few features): the metric learned with these parameters
-        (at ``subspace.FULL_RANK_CHECK_BUDGET`` of the budget) on rows it is then checked without, against plain
-        Euclidean distances on the varying raw features, by 1-NN. Cross-fitted (4 stratified folds,
-        :func:`subspace.fold_split`: every row checked under a metric learned without its fold) when fewer than
-        ``subspace.FULL_RANK_HOLDOUT_MIN`` rows would be held out, i.e. below ~2,000 rows; else learned on 75% of
-        each class (:func:`subspace.holdout_split`) and checked on the other 25% (at most
-        ``subspace.CHECK_MAX_ROWS``). Splits and fits draw from ``gen``. :func:`subspace.choose_candidate` keeps
+        on rows it is then checked without, against plain Euclidean distances on the varying raw features, by
+        1-NN. Cross-fitted (4 stratified folds, :func:`subspace.fold_split`: every row checked under a metric
+        learned without its fold, each fold's fit at ``subspace.FULL_RANK_CHECK_BUDGET`` of the budget) when fewer
+        than ``subspace.FULL_RANK_HOLDOUT_MIN`` rows would be held out, i.e. below ~2,000 rows; else learned at
+        the full budget on 75% of each class (:func:`subspace.holdout_split`) and checked on the other 25% (at
+        most ``subspace.CHECK_MAX_ROWS``). Splits and fits draw from ``gen``. :func:`subspace.choose_candidate` keeps
         Euclidean unless the learned metric is ahead by more than one standard error. Sets ``check_accuracy_``
         and ``metric_choice_`` (:meth:`_record_check`; :meth:`fit` then applies a Euclidean choice). The check's
         fits run on fresh estimators (warnings silenced); the final fit (``self``'s metric, learned on every row)
@@ -378,9 +378,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         Xe = _active_columns(X, active)
 
         T = self._budget()
-        T = max(int(T * _subspace.FULL_RANK_CHECK_BUDGET), min(T, 4000))
+        T_fold = max(int(T * _subspace.FULL_RANK_CHECK_BUDGET), min(T, 4000))
 
-        def learned_on(rows):
+        def learned_on(rows, T=None):
             return np.asarray(X @ self._check_fit(X[rows], codes[rows], gen, T).components_.T)
 
         fit_rows = _subspace.holdout_split(codes, gen, min_rows=_subspace.FULL_RANK_HOLDOUT_MIN)
@@ -391,7 +391,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 te = folds == f
                 tr = ~te
                 if te.any() and _subspace.can_learn(codes[tr]):
-                    A = learned_on(tr)
+                    A = learned_on(tr, T_fold)
                     learned[te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te])
             Xe = Xe.toarray() if sp.issparse(Xe) else Xe          # ~2,000 rows x at most 128 features
             hits = {"learned": learned, "euclidean": _subspace.crossfit_hits(Xe, codes, folds)}
