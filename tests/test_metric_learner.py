@@ -1,6 +1,7 @@
 """MetricLearner: parameters protocol, scaling, metric consistency, errors, pickling, scikit-learn checks."""
 import pickle
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -134,6 +135,29 @@ def test_scaling_by_1000_changes_nothing(data):
         p2 = KNeighborsClassifier(5).fit(Z2[:160], y[:160]).predict(Z2[160:])
         assert np.array_equal(p1, p2)
         assert e2.b_ == pytest.approx(e1.b_, rel=1e-9)
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e-160, 1e160, 1e200])
+def test_data_far_outside_float64s_comfortable_range(data, factor):
+    """Raw data of 1e200 (squares overflow) or 1e-200 (squares underflow): the scaling is fitted on the data
+    divided by a power of two (exact), so the same learned metric, check and predictions as on the data itself;
+    before, the variance was infinite or zero and the learner warned of a zero metric."""
+    from logt.metric_learning.scaling import extreme_unit, fit_scaling
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = MetricLearner(rng=3, **FAST).fit(X, y)
+        b = MetricLearner(rng=3, **FAST).fit(factor * X, y)
+    assert a.metric_choice_ == b.metric_choice_ and a.check_accuracy_ == b.check_accuracy_
+    Za, Zb = a.transform(X), b.transform(factor * X)
+    assert np.isfinite(Zb).all() and np.allclose(Za, Zb, rtol=1e-9, atol=1e-9 * np.abs(Za).max())
+    c, s = fit_scaling(X)
+    cf, sf = fit_scaling(factor * X)
+    # as close as for a factor of 1000 (the rounding of factor * X, amplified by the features' spread: ~1e-12)
+    assert np.allclose(cf, factor * c, rtol=1e-10, atol=0) and np.allclose(sf, factor * s, rtol=1e-10, atol=0)
+    u = extreme_unit(factor * X)
+    assert u != 1.0 and np.log2(u) == round(np.log2(u)) and 0.5 <= np.abs(factor * X).max() / u <= 1.0
+    assert extreme_unit(X) == extreme_unit(1e100 * X) == extreme_unit(np.zeros((3, 2))) == 1.0
 
 
 def test_learned_metric_separates_classes(data, fitted):

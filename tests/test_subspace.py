@@ -1,4 +1,6 @@
 """The principal subspace of the metric learners (logt.metric_learning.subspace) and ``n_components``."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -113,6 +115,24 @@ def test_default_thousands_of_dense_features_bounded_and_reproducible():
     assert S.loo_1nn_accuracy(Z, y) > 0.8
 
 
+@pytest.mark.parametrize("factor", [1e-200, 1e200])
+@pytest.mark.parametrize("d", [400, 3000])
+def test_wide_data_far_outside_float64s_comfortable_range(d, factor):
+    # squares of 1e200 overflow and of 1e-200 underflow: the subspace is found on the data divided by a power of
+    # two (exact), so the same subspace, check and metric as on the data itself (before: an overflow in the
+    # power iterations and other choices)
+    X, y = _classes(240, d, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = MetricLearner(rng=2, T=20_000).fit(X, y)
+        b = MetricLearner(rng=2, T=20_000).fit(factor * X, y)
+    assert a.metric_choice_ == b.metric_choice_ and a.check_accuracy_ == b.check_accuracy_
+    np.testing.assert_allclose(b.subspace_, a.subspace_, atol=1e-9)
+    np.testing.assert_allclose(b.subspace_mean_, factor * a.subspace_mean_, rtol=1e-9, atol=0)
+    Za = a.transform(X)
+    np.testing.assert_allclose(b.transform(factor * X), Za, rtol=1e-7, atol=1e-7 * np.abs(Za).max())
+
+
 def test_low_d_default_is_full_rank_and_unchanged():
     X, y = _classes(150, 10, 4)
     a = MetricLearner(rng=0, T=20_000, check=False).fit(X, y)
@@ -219,6 +239,10 @@ def test_nn1_hits_far_from_the_origin():
     Dl = ((R[:, None, :] - R[None, :, :]) ** 2).sum(-1)
     np.fill_diagonal(Dl, np.inf)
     np.testing.assert_array_equal(S.loo_1nn_hits(R + off, cr), cr[Dl.argmin(1)] == cr)
+    # magnitudes whose squares under- or overflow (1e-200, 1e200): the same hits (an exact power-of-two rescale)
+    for f in (1e-200, 1e200):
+        np.testing.assert_array_equal(S.nn1_hits(f * R, cr, f * Q, cq, block=16), want)
+        np.testing.assert_array_equal(S.loo_1nn_hits(f * R, cr), cr[Dl.argmin(1)] == cr)
 
 
 def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_standard_error():

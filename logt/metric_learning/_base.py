@@ -13,7 +13,7 @@ from logt.domains import PSDCone
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
-from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
+from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, extreme_unit, fit_scaling
 from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
@@ -386,6 +386,9 @@ class MahalanobisLearner(BaseEstimator):
         else:
             k_fit = min(k, n_active)
         Xa = _active_columns(X, active)
+        unit = extreme_unit(Xa)                  # 1.0 unless squares would under- or overflow (1e-200, 1e200)
+        if unit != 1.0:
+            Xa = Xa / unit                       # exact: the directions are those of X, the mean is rescaled below
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
         mean_a, basis_a, var, total = _subspace.principal_subspace(Xa, k_fit, sub_rng)
         fit_rows = None
@@ -401,7 +404,7 @@ class MahalanobisLearner(BaseEstimator):
         basis = np.zeros((k, d))
         basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
         mean = (X[0].toarray() if sp.issparse(X) else X[0]).ravel().astype(np.float64)   # constant columns
-        mean[active] = mean_a
+        mean[active] = mean_a * unit
         self.subspace_mean_, self.subspace_ = mean, basis
         return _subspace.project_rows(X, mean, basis), active, fit_rows
 

@@ -7,7 +7,9 @@ methods, the neighbour search); the learned matrix is mapped back, so
 ``get_mahalanobis_matrix()`` and ``components_`` act on the user's original
 features: ``W_orig = S^-1 W S^-1`` with ``S = diag(scale)`` (the centre cancels
 in differences). Scaling the data by any factor scales ``scale`` by the same
-factor, so the model sees the same numbers (up to rounding).
+factor, so the model sees the same numbers (up to rounding); data whose squares would under- or overflow
+(magnitudes outside ``2^-500 .. 2^500``) are fitted after an exact division by a power of two
+(:func:`extreme_unit`).
 
 Modes:
 
@@ -37,16 +39,36 @@ row 10 times larger than the data's rows (ratio 5-9) is where the metric began t
 suffer on the generated data. The rule is scale free, so scaling X keeps the map's
 output unchanged.
 """
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows", "outlier_cap"]
+__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows", "outlier_cap", "extreme_unit"]
 
 SCALINGS = ("auto", "standardize", "max_norm", None)
 OUTLIER_FACTOR = 5.0        # a row beyond 5x the 99th-percentile row norm is an outlier
 OUTLIER_QUANTILE = 0.99
 MAX_OUTLIER_PASSES = 3
 _EPS = np.finfo(np.float64).eps
+_SAFE_EXP = 500             # magnitudes outside 2^-500..2^500: squares under- or overflow, so fit on X / 2^k
+
+
+def extreme_unit(*arrays):
+    """A power of two ``2^k`` near the largest magnitude in ``arrays`` (dense or CSR) when that magnitude lies
+    outside ``2^-500 .. 2^500`` (squares, variances and row norms under- or overflow there: data of 1e200 had
+    an infinite variance, data of 1e-200 a zero one), else 1.0. Dividing by it is exact, so fitting on
+    ``X / 2^k`` and multiplying the centre and scale back by ``2^k`` is the computation in range, and data in
+    range take the unchanged path (bit for bit)."""
+    m = 0.0
+    for X in arrays:
+        data = X.data if sp.issparse(X) else X
+        if data.size:
+            m = max(m, float(np.max(np.abs(data))))
+    if not (0.0 < m < np.inf):
+        return 1.0
+    e = math.frexp(m)[1]
+    return math.ldexp(1.0, e) if abs(e) > _SAFE_EXP else 1.0
 
 
 def _row_norms(X):
@@ -102,6 +124,11 @@ def fit_scaling(X, mode="auto", return_outliers=False):
         return (center, scale, out) if return_outliers else (center, scale)
     if mode == "auto":
         mode = "max_norm" if sparse else "standardize"
+    unit = extreme_unit(X)
+    if unit != 1.0:                    # far outside float64's comfortable range: fit on X / 2^k (exact)
+        center, scale, out = fit_scaling(X / unit, mode, return_outliers=True)
+        center, scale = center * unit, scale * unit
+        return (center, scale, out) if return_outliers else (center, scale)
     center, scale = _center_scale(X, sparse, mode)
     norms = _row_norms(apply_scaling(X, center, scale)) if n else np.zeros(0)
     for _ in range(MAX_OUTLIER_PASSES):

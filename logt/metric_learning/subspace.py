@@ -28,6 +28,8 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.linalg import blas
 
+from logt.metric_learning.scaling import extreme_unit
+
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
            "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "CANDIDATES", "CHECK_Z",
            "class_mean_directions", "holdout_split", "euclidean_candidate", "euclidean_rank", "euclidean_rows",
@@ -174,6 +176,10 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
         mu = np.mean(Zref, axis=0, dtype=np.float64)
         Zref = np.asarray(Zref, dtype=np.float64) - mu
         Zq = Zref if skip_self else np.asarray(Zq, dtype=np.float64) - mu
+        unit = extreme_unit(Zref, Zq)
+        if unit != 1.0:                  # squared distances would under- or overflow: exact power-of-two rescale
+            Zref = Zref / unit
+            Zq = Zref if skip_self else Zq / unit
         sr = np.einsum("ij,ij->i", Zref, Zref)
         cross = lambda Q: Q @ Zref.T                                    # noqa: E731
     hits = np.zeros(Zq.shape[0], dtype=bool)
