@@ -388,3 +388,32 @@ def test_pair_sq_distances_match_numpy(n, d, P, seed):
     ref = ((X[i] - X[j]) ** 2).sum(1) if P else np.zeros(0)
     assert got.shape == (P,)
     assert np.allclose(got, ref, rtol=1e-13, atol=0)
+
+
+@settings(max_examples=120, deadline=None)
+@given(n=st.integers(1, 40), m=st.integers(1, 15), d=st.integers(1, 5), levels=st.integers(1, 4),
+       C=st.integers(1, 4), scale=st.sampled_from([2.0 ** -664, 2.0 ** -10, 1.0, 2.0 ** 17, 2.0 ** 664]),
+       offset=st.sampled_from([0.0, 2.0 ** 30]), seed=st.integers(0, 2**32 - 1))
+def test_nn1_hits_share_ties_exactly_and_ignore_row_order(n, m, d, levels, C, scale, offset, seed):
+    """The check's 1-NN hits on points with repeats (a few levels per feature, so many exact ties): each
+    query's hit is the share of its label among the references at the smallest distance (an exact reference on
+    the integer grid), the same whatever the references' order, offset or scale (powers of two, so the points
+    are exactly the grid's: the ties are exact ties)."""
+    from logt.metric_learning import subspace as S
+    g = np.random.default_rng(seed)
+    Ri, Qi = g.integers(levels, size=(n, d)), g.integers(levels, size=(m, d))
+    cr, cq = g.integers(C, size=n), g.integers(C, size=m)
+    D = ((Qi[:, None, :] - Ri[None, :, :]) ** 2).sum(-1)          # exact integers
+    tied = D == D.min(axis=1, keepdims=True)
+    want = (tied & (cr[None, :] == cq[:, None])).sum(1) / tied.sum(1)
+    R, Q = scale * Ri + offset * scale, scale * Qi + offset * scale
+    got = S.nn1_hits(R, cr, Q, cq, block=7)
+    assert np.allclose(got, want, rtol=0, atol=1e-12)
+    p = g.permutation(n)
+    assert np.allclose(S.nn1_hits(R[p], cr[p], Q, cq), want, rtol=0, atol=1e-12)
+    if n >= 2:                                                     # leave-one-out on the references
+        Dl = ((Ri[:, None, :] - Ri[None, :, :]) ** 2).sum(-1).astype(float)
+        np.fill_diagonal(Dl, np.inf)
+        tl = Dl == Dl.min(axis=1, keepdims=True)
+        wl = (tl & (cr[None, :] == cr[:, None])).sum(1) / tl.sum(1)
+        assert np.allclose(S.loo_1nn_hits(R, cr, block=5), wl, rtol=0, atol=1e-12)

@@ -245,6 +245,20 @@ def test_nn1_hits_far_from_the_origin():
         np.testing.assert_array_equal(S.loo_1nn_hits(f * R, cr), cr[Dl.argmin(1)] == cr)
 
 
+def test_a_collapsed_metric_does_not_win_on_the_rows_order():
+    # labels unrelated to the features, the rows sorted by class (class 0 first, then 50 singleton classes): a
+    # metric that maps every point to one place ties every reference; "the lowest index" then found a class-0
+    # row for every class-0 query (hit 0.5 in all, the Euclidean 1-NN about 0.25): the check's shares give the
+    # collapsed metric its expected hit, the share of class 0 among the other rows
+    g = np.random.default_rng(0)
+    X, y = g.standard_normal((100, 5)), np.r_[np.zeros(50, int), np.arange(1, 51)]
+    h = S.loo_1nn_hits(np.zeros((100, 1)), y)
+    np.testing.assert_allclose(h[:50], 49 / 99)
+    np.testing.assert_array_equal(h[50:], 0.0)
+    m = MetricLearner(rng=0, T=20_000).fit(X, y)
+    assert m.metric_choice_ == "euclidean"
+
+
 def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_standard_error():
     m = 400
     base = np.zeros(m, dtype=bool)

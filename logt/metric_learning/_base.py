@@ -439,9 +439,9 @@ class MahalanobisLearner(BaseEstimator):
         self.active_features_ = active
 
     def _record_check(self, hits, how, n_rows):
-        """The default's check from each candidate's 1-NN hits on the checked rows (name -> bool (n_rows,)):
-        ``check_accuracy_`` (their means, ``how``, ``n_rows``) and ``metric_choice_``
-        (:func:`subspace.choose_candidate`)."""
+        """The default's check from each candidate's 1-NN hits on the checked rows (name -> float (n_rows,),
+        :func:`subspace.nn1_hits`): ``check_accuracy_`` (their means, ``how``, ``n_rows``) and
+        ``metric_choice_`` (:func:`subspace.choose_candidate`)."""
         self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in hits.items()},
                                 "how": how, "n_rows": n_rows}
         self.metric_choice_ = _subspace.choose_candidate(hits)

@@ -146,8 +146,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         factor, not to per-feature scales). A zero learned metric (``DegenerateMetricWarning``) is replaced by
         Euclidean distances without a check. Cost: about 3.4x the fit time of ``check=False`` on small problems,
         one fit on 75% of the rows more on large ones (about 1.9x). False: the learned metric as is (and on wide
-        input no rows held out). On 560 random problems of few features it turned 95 learned metrics below Euclidean k-NN by more
-        than 0.02 into 7 (``docs/guide/metric-learning.md``, "The check on few features").
+        input no rows held out). On 560 random problems of few features it turned 95 learned metrics below
+        Euclidean k-NN by more than 0.02 into 8 (``docs/guide/metric-learning.md``, "The check on few
+        features").
     method
         "auto" (default: :func:`logt.minimize`'s default call), "logt" (Algorithm 1), "logt_acc", "sgd"
         or "epoch_gd".
@@ -386,7 +387,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         fit_rows = _subspace.holdout_split(codes, gen, min_rows=_subspace.FULL_RANK_HOLDOUT_MIN)
         if fit_rows is None:
             folds = _subspace.fold_split(codes, gen)
-            learned = np.zeros(n, dtype=bool)
+            learned = np.zeros(n)
             for f in range(_subspace.CROSSFIT_FOLDS):
                 te = folds == f
                 tr = ~te
@@ -434,7 +435,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def _check_hits(self, X, Z, codes, fit_rows, active, gen):
         """The default's check on a subspace: ``(hits, how, n_rows)`` for :meth:`_subspace_finish`, each
-        candidate's 1-NN hits on the checked rows (name -> bool (n_rows,)): the learned metric (the
+        candidate's 1-NN hits on the checked rows (name -> float (n_rows,)): the learned metric (the
         current ``components_`` on the subspace coordinates ``Z`` of all rows, fitted on ``fit_rows``),
         the subspace itself and, on dense input (:func:`subspace.euclidean_candidate`), the raw features
         ``X``. On the held-out rows (``~fit_rows``, at most ``subspace.CHECK_MAX_ROWS``) against the fit
@@ -465,7 +466,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         fresh estimators (``self`` is untouched), their warnings silenced."""
         folds = _subspace.fold_split(codes, gen)
         mean, principal = self.subspace_mean_, self.subspace_[:self._n_principal]
-        hits = {c: np.zeros(X.shape[0], dtype=bool) for c in ("learned", "subspace")}
+        hits = {c: np.zeros(X.shape[0]) for c in ("learned", "subspace")}
         for f in range(_subspace.CROSSFIT_FOLDS):
             te = folds == f
             tr = ~te
