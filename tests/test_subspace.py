@@ -245,6 +245,32 @@ def test_nn1_hits_far_from_the_origin():
         np.testing.assert_array_equal(S.loo_1nn_hits(f * R, cr), cr[Dl.argmin(1)] == cr)
 
 
+def test_nn1_blocks_are_bounded_and_do_not_change_the_hits(monkeypatch):
+    # the 1-NN pass takes fewer queries a block when a block would hold more than NN1_MAX_ENTRIES distances
+    # (300,000 references: 3 GB with 512 queries a block); the hits are the same
+    g = np.random.default_rng(7)
+    R, Q = g.standard_normal((300, 4)), g.standard_normal((90, 4))
+    R[:40] = R[0]                                                   # ties too
+    cr, cq = g.integers(3, size=300), g.integers(3, size=90)
+    want = S.nn1_hits(R, cr, Q, cq), S.loo_1nn_hits(R, cr), S.nn1_hits(sp.csr_matrix(R), cr, Q, cq)
+    monkeypatch.setattr(S, "NN1_MAX_ENTRIES", 700)                  # 2 queries a block
+    got = S.nn1_hits(R, cr, Q, cq), S.loo_1nn_hits(R, cr), S.nn1_hits(sp.csr_matrix(R), cr, Q, cq)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.undo()
+    # the bound itself: 200,000 references, 600 queries; 512 queries a block would take 0.8 GB a distance array
+    import tracemalloc
+    R, Q = g.standard_normal((200_000, 2)), g.standard_normal((600, 2))
+    cr, cq = g.integers(3, size=200_000), g.integers(3, size=600)
+    tracemalloc.start()
+    try:
+        S.nn1_hits(R, cr, Q, cq)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 8 * S.NN1_MAX_ENTRIES            # a few blocks' arrays (335 MB); unbounded: > 800 MB
+
+
 def test_a_collapsed_metric_does_not_win_on_the_rows_order():
     # labels unrelated to the features, the rows sorted by class (class 0 first, then 50 singleton classes): a
     # metric that maps every point to one place ties every reference; "the lowest index" then found a class-0
