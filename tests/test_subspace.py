@@ -242,6 +242,7 @@ def test_nn1_hits_far_from_the_origin():
     # magnitudes whose squares under- or overflow (1e-200, 1e200): the same hits (an exact power-of-two rescale)
     for f in (1e-200, 1e200):
         np.testing.assert_array_equal(S.nn1_hits(f * R, cr, f * Q, cq, block=16), want)
+        np.testing.assert_array_equal(S.nn1_hits(sp.csr_matrix(f * R), cr, f * Q, cq), want)   # CSR: not centred
         np.testing.assert_array_equal(S.loo_1nn_hits(f * R, cr), cr[Dl.argmin(1)] == cr)
 
 

@@ -180,6 +180,9 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
     if sp.issparse(Zref):              # CSR references (not with skip_self): the queries are densified
         Zref = sp.csr_matrix(Zref, dtype=np.float64)
         Zq = Zq.toarray() if sp.issparse(Zq) else np.ascontiguousarray(Zq, dtype=np.float64)
+        unit = extreme_unit(Zref, Zq)
+        if unit != 1.0:                  # squared distances would under- or overflow: exact power-of-two rescale
+            Zref, Zq = Zref / unit, Zq / unit
         sr = np.asarray(Zref.multiply(Zref).sum(axis=1)).ravel()
         cross = lambda Q: np.asarray(Zref @ Q.T).T                      # noqa: E731
     else:
