@@ -13,7 +13,8 @@ from logt.domains import PSDCone
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
-from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, extreme_unit, fit_scaling
+from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
+from logt.metric_learning.scaling import extreme_unit as _extreme_unit
 from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
@@ -386,7 +387,7 @@ class MahalanobisLearner(BaseEstimator):
         else:
             k_fit = min(k, n_active)
         Xa = _active_columns(X, active)
-        unit = extreme_unit(Xa)                  # 1.0 unless squares would under- or overflow (1e-200, 1e200)
+        unit = _extreme_unit(Xa)                  # 1.0 unless squares would under- or overflow (1e-200, 1e200)
         if unit != 1.0:
             Xa = Xa / unit                       # exact: the directions are those of X, the mean is rescaled below
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None

@@ -56,7 +56,7 @@ _SAFE_EXP = 500             # magnitudes outside 2^-500..2^500: squares under- o
 
 def extreme_unit(*arrays):
     """A power of two ``2^k`` near the largest magnitude in ``arrays`` (dense or CSR) when that magnitude lies
-    outside ``2^-500 .. 2^500`` (squares, variances and row norms under- or overflow there: data of 1e200 had
+    outside 2^-500 to 2^500 (squares, variances and row norms under- or overflow there: data of 1e200 had
     an infinite variance, data of 1e-200 a zero one), else 1.0. Dividing by it is exact, so fitting on
     ``X / 2^k`` and multiplying the centre and scale back by ``2^k`` is the computation in range, and data in
     range take the unchanged path (bit for bit)."""

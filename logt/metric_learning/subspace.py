@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.linalg import blas
 
-from logt.metric_learning.scaling import extreme_unit
+from logt.metric_learning import scaling as _scaling
 
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
            "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "CANDIDATES", "CHECK_Z",
@@ -180,7 +180,7 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
     if sp.issparse(Zref):              # CSR references (not with skip_self): the queries are densified
         Zref = sp.csr_matrix(Zref, dtype=np.float64)
         Zq = Zq.toarray() if sp.issparse(Zq) else np.ascontiguousarray(Zq, dtype=np.float64)
-        unit = extreme_unit(Zref, Zq)
+        unit = _scaling.extreme_unit(Zref, Zq)
         if unit != 1.0:                  # squared distances would under- or overflow: exact power-of-two rescale
             Zref, Zq = Zref / unit, Zq / unit
         sr = np.asarray(Zref.multiply(Zref).sum(axis=1)).ravel()
@@ -191,7 +191,7 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
         mu = np.mean(Zref, axis=0, dtype=np.float64)
         Zref = np.asarray(Zref, dtype=np.float64) - mu
         Zq = Zref if skip_self else np.asarray(Zq, dtype=np.float64) - mu
-        unit = extreme_unit(Zref, Zq)
+        unit = _scaling.extreme_unit(Zref, Zq)
         if unit != 1.0:                  # squared distances would under- or overflow: exact power-of-two rescale
             Zref = Zref / unit
             Zq = Zref if skip_self else Zq / unit
