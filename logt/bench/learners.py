@@ -154,6 +154,17 @@ def _our_learner(name, seed):
     return MetricLearner(rng=seed, check=name == "MetricLearner()")
 
 
+def _nca_map(Xtr, ytr, Xte, m, seed):
+    """``(seconds, Ztr, Zte)``: scikit-learn's NCA (``random_state=seed``, dense input) fitted on a stratified
+    subsample of ``m`` training rows (None: all of them; :func:`_subsample` with ``seed``), its map applied to
+    every training and test row."""
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+    Xs, ys = _subsample(Xtr, ytr, m, seed=seed)
+    nca = NeighborhoodComponentsAnalysis(random_state=seed)
+    sec = _timed_fit(nca, _dense(Xs), ys)
+    return sec, nca.transform(_dense(Xtr)), nca.transform(_dense(Xte))
+
+
 def _timed_fit(est, X, y):
     """``est.fit(X, y)`` on one BLAS thread; returns its wall-clock seconds (the fit only)."""
     from logt._threads import single_threaded_blas
@@ -165,8 +176,6 @@ def _timed_fit(est, X, y):
 
 def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
     """One row per contender: dict(dataset, method, n_train, acc1, acc5, seconds, note)."""
-    from sklearn.neighbors import NeighborhoodComponentsAnalysis
-
     if peers is True:
         peers = PEERS
     elif not peers:
@@ -192,10 +201,7 @@ def evaluate(dataset, data_dir=None, log=print, quick=False, peers=PEERS):
                 Ztr, Zte = est.transform(Xtr), est.transform(Xte)
                 row["note"] = f"{est.n_projections_} projections"
             elif name == "NCA":
-                Xs, ys = _subsample(Xtr, ytr, m)
-                nca = NeighborhoodComponentsAnalysis(random_state=0)
-                sec = _timed_fit(nca, _dense(Xs), ys)
-                Ztr, Zte = nca.transform(_dense(Xtr)), nca.transform(_dense(Xte))
+                sec, Ztr, Zte = _nca_map(Xtr, ytr, Xte, m, 0)
             else:
                 if py is None:
                     row.update(acc1=None, acc5=None, seconds=None,
@@ -269,8 +275,6 @@ def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
     split), ``seconds`` (array). One test set is small (wine: 54 points, one point = 1.85
     accuracy points), so the mean over splits is the figure to compare.
     """
-    from sklearn.neighbors import NeighborhoodComponentsAnalysis
-
     res = {m: {"method": m, "acc1": [], "acc5": [], "seconds": []}
            for m in ("Euclidean", "MetricLearner()", "MetricLearner(check=False)", "NCA")}
     for s in range(n_splits):
@@ -280,11 +284,8 @@ def evaluate_splits(dataset, n_splits=10, data_dir=None, log=print):
             sec = 0.0
             if m == "Euclidean":
                 Ztr, Zte = _dense(Xtr), _dense(Xte)
-            elif m == "NCA":       # dense input; on Adult a stratified subsample (SUBSAMPLE, as in evaluate())
-                est = NeighborhoodComponentsAnalysis(random_state=s)
-                Xs, ys = _subsample(Xtr, ytr, SUBSAMPLE.get(dataset, {}).get("NCA"), seed=s)
-                sec = _timed_fit(est, _dense(Xs), ys)
-                Ztr, Zte = est.transform(_dense(Xtr)), est.transform(_dense(Xte))
+            elif m == "NCA":       # on Adult a stratified subsample (SUBSAMPLE, as in evaluate())
+                sec, Ztr, Zte = _nca_map(Xtr, ytr, Xte, SUBSAMPLE.get(dataset, {}).get("NCA"), s)
             else:
                 est = _our_learner(m, s)
                 sec = _timed_fit(est, Xtr, ytr)             # the fit only, as in evaluate()

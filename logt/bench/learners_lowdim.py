@@ -38,6 +38,26 @@ def _onehot(m, d, rng):
     return X, y
 
 
+def _classification(m, d, k, C, scaled, rng):
+    """``(X, y)``: ``make_classification`` with ``k`` informative of ``d`` features and ``C`` classes (one
+    cluster each, class separation 0.5-2, 2% flipped labels; drawn with ``rng``), then per-feature scales
+    0.1-10 (``scaled``) or standardized."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(m, d, n_informative=k, n_redundant=0, n_classes=C, n_clusters_per_class=1,
+                               class_sep=float(rng.uniform(0.5, 2.0)), flip_y=0.02,
+                               random_state=int(rng.integers(2**31)))
+    if scaled:
+        return X * np.exp(rng.uniform(np.log(0.1), np.log(10), d)), y
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def _blobs(m, d, C, max_std, rng):
+    """``(X, y)``: isotropic ``make_blobs`` with ``C`` centres, spread 1-``max_std`` (drawn with ``rng``)."""
+    from sklearn.datasets import make_blobs
+    return make_blobs(m, d, centers=C, cluster_std=float(rng.uniform(1.0, max_std)),
+                      random_state=int(rng.integers(2**31)))
+
+
 def lowdim_problem(i, rng):
     """``(kind, Xtr, ytr, Xte, yte)``, the ``i``-th problem drawn with ``rng`` (a ``numpy.random.Generator``),
     its kind ``LOWDIM_KINDS[i % 7]``: scikit-learn's 8 x 8 digits, raw 0..16 pixels (70-1,300 training rows);
@@ -47,7 +67,7 @@ def lowdim_problem(i, rng):
     raw wine, breast cancer or iris ("real_<name>", up to 70% of the rows for training). Generated kinds:
     ``n`` log-uniform from ``d + 2`` (at least 25) to ``60 d``; test rows from the same distribution (the
     rest of the real sets, at most ``LOWDIM_TEST_ROWS``)."""
-    from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine, make_blobs, make_classification
+    from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
     kind = LOWDIM_KINDS[i % len(LOWDIM_KINDS)]
     if kind == "digits":
         Xd, yd = load_digits(return_X_y=True)
@@ -66,20 +86,13 @@ def lowdim_problem(i, rng):
         n = max(int(np.exp(rng.uniform(np.log(d + 2), np.log(60 * d)))), 25)
         m = n + LOWDIM_TEST_ROWS
         if kind in ("dense_scaled", "dense_std"):
-            X, y = make_classification(m, d, n_informative=min(d, int(rng.integers(2, 8))), n_redundant=0,
-                                       n_classes=int(rng.integers(2, 5)), n_clusters_per_class=1,
-                                       class_sep=float(rng.uniform(0.5, 2.0)), flip_y=0.02,
-                                       random_state=int(rng.integers(2**31)))
-            if kind == "dense_scaled":
-                X = X * np.exp(rng.uniform(np.log(0.1), np.log(10), d))
-            else:
-                X = (X - X.mean(0)) / X.std(0)
+            k = min(d, int(rng.integers(2, 8)))
+            X, y = _classification(m, d, k, int(rng.integers(2, 5)), kind == "dense_scaled", rng)
         elif kind == "noise":
             X = rng.standard_normal((m, d)) * np.exp(rng.uniform(-2, 2, d))
             y = rng.integers(int(rng.integers(2, 4)), size=m)
         elif kind == "blobs":
-            X, y = make_blobs(m, d, centers=int(rng.integers(2, 6)), cluster_std=float(rng.uniform(1.0, 6.0)),
-                              random_state=int(rng.integers(2**31)))
+            X, y = _blobs(m, d, int(rng.integers(2, 6)), 6.0, rng)
         else:
             X, y = _onehot(m, d, rng)
     return kind, X[:n], y[:n], X[n:n + LOWDIM_TEST_ROWS], y[n:n + LOWDIM_TEST_ROWS]
@@ -92,7 +105,6 @@ def largen_problem(i, rng):
     standardized ("dense_std"), or half the features informative and scaled ("dense_many"); isotropic blobs
     (spread 1-8); labels independent of the features ("noise"); one-hot categories (``_onehot``, 2-3 classes).
     ``LARGEN_TEST_ROWS`` test rows from the same distribution."""
-    from sklearn.datasets import make_blobs, make_classification
     kind = LARGEN_KINDS[i % len(LARGEN_KINDS)]
     d = int(np.exp(rng.uniform(np.log(8), np.log(128))))
     n = int(np.exp(rng.uniform(np.log(2700), np.log(20000))))
@@ -100,19 +112,12 @@ def largen_problem(i, rng):
     m = n + LARGEN_TEST_ROWS
     if kind.startswith("dense"):
         k = min(d, int(rng.integers(2, 12)) if kind != "dense_many" else max(2, d // 2))
-        X, y = make_classification(m, d, n_informative=k, n_redundant=0, n_classes=min(C, 2 ** k // 2 if k < 6 else C),
-                                   n_clusters_per_class=1, class_sep=float(rng.uniform(0.5, 2.0)), flip_y=0.02,
-                                   random_state=int(rng.integers(2**31)))
-        if kind != "dense_std":
-            X = X * np.exp(rng.uniform(np.log(0.1), np.log(10), d))
-        else:
-            X = (X - X.mean(0)) / X.std(0)
+        X, y = _classification(m, d, k, min(C, 2 ** k // 2 if k < 6 else C), kind != "dense_std", rng)
     elif kind == "noise":
         X = rng.standard_normal((m, d)) * np.exp(rng.uniform(-2, 2, d))
         y = rng.integers(C, size=m)
     elif kind == "blobs":
-        X, y = make_blobs(m, d, centers=C, cluster_std=float(rng.uniform(1.0, 8.0)),
-                          random_state=int(rng.integers(2**31)))
+        X, y = _blobs(m, d, C, 8.0, rng)
     else:
         X, y = _onehot(m, d, rng)
     return kind, X[:n], y[:n], X[n:], y[n:]

@@ -177,24 +177,24 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
     nearest reference is often one of many at the same distance, and a rule such as "the lowest index" makes
     the hit depend on the rows' order: with the rows sorted by class, a collapsed metric (every point tied)
     scored 0.42 against Euclidean's 0.27 on labels unrelated to the features, and the check kept it."""
-    if sp.issparse(Zref):              # CSR references (not with skip_self): the queries are densified
+    sparse = sp.issparse(Zref)
+    if sparse:                         # CSR references (not with skip_self): the queries are densified
         Zref = sp.csr_matrix(Zref, dtype=np.float64)
         Zq = Zq.toarray() if sp.issparse(Zq) else np.ascontiguousarray(Zq, dtype=np.float64)
-        unit = _scaling.extreme_unit(Zref, Zq)
-        if unit != 1.0:                  # squared distances would under- or overflow: exact power-of-two rescale
-            Zref, Zq = Zref / unit, Zq / unit
-        sr = np.asarray(Zref.multiply(Zref).sum(axis=1)).ravel()
-        cross = lambda Q: np.asarray(Zref @ Q.T).T                      # noqa: E731
     else:
         # centred on the references' mean: the expansion ||r||^2 - 2 q.r loses the distances' digits when the
         # points lie far from the origin relative to their spread (an offset of 1e9 on unit-spread data)
         mu = np.mean(Zref, axis=0, dtype=np.float64)
         Zref = np.asarray(Zref, dtype=np.float64) - mu
         Zq = Zref if skip_self else np.asarray(Zq, dtype=np.float64) - mu
-        unit = _scaling.extreme_unit(Zref, Zq)
-        if unit != 1.0:                  # squared distances would under- or overflow: exact power-of-two rescale
-            Zref = Zref / unit
-            Zq = Zref if skip_self else Zq / unit
+    unit = _scaling.extreme_unit(Zref, Zq)
+    if unit != 1.0:                      # squared distances would under- or overflow: exact power-of-two rescale
+        Zref = Zref / unit
+        Zq = Zref if skip_self else Zq / unit
+    if sparse:
+        sr = np.asarray(Zref.multiply(Zref).sum(axis=1)).ravel()
+        cross = lambda Q: np.asarray(Zref @ Q.T).T                      # noqa: E731
+    else:
         sr = np.einsum("ij,ij->i", Zref, Zref)
         cross = lambda Q: Q @ Zref.T                                    # noqa: E731
     sq = np.einsum("ij,ij->i", Zq, Zq)
