@@ -147,6 +147,14 @@ def test_highdim_random_sweep_is_seeded_and_matches_direct_knn():
     assert rows[0]["euclid"][0] == pytest.approx(KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte))
 
 
+def _drawn_twice(problem, i, seed):
+    """``problem(i, rng)`` drawn twice from ``seed``: the draws are equal (returned)."""
+    import numpy as np
+    a, b = problem(i, np.random.default_rng(seed)), problem(i, np.random.default_rng(seed))
+    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    return a
+
+
 def test_tiny_sweep_is_seeded_cross_fits_and_matches_direct_knn():
     pytest.importorskip("sklearn")
     import numpy as np
@@ -154,9 +162,8 @@ def test_tiny_sweep_is_seeded_cross_fits_and_matches_direct_knn():
 
     from logt import MetricLearner
     from logt.bench import learners_highdim as LH
-    a = LH.tiny_problem(1, np.random.default_rng(5))
-    b = LH.tiny_problem(1, np.random.default_rng(5))
-    assert a[0] == b[0] and a[0].startswith("dense") and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    a = _drawn_twice(LH.tiny_problem, 1, 5)
+    assert a[0].startswith("dense")
     desc, Xtr, ytr, Xte, yte = a
     assert 30 <= Xtr.shape[0] < 80 and Xte.shape[0] == LH.TINY_TEST_ROWS
     lines = []
@@ -177,9 +184,8 @@ def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
 
     from logt import MetricLearner
     from logt.bench import learners_lowdim as LL
-    a = LL.lowdim_problem(3, np.random.default_rng(5))
-    b = LL.lowdim_problem(3, np.random.default_rng(5))
-    assert a[0] == b[0] == "noise" and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    a = _drawn_twice(LL.lowdim_problem, 3, 5)
+    assert a[0] == "noise"
     kind, Xtr, ytr, Xte, yte = a
     assert Xtr.shape[0] >= max(Xtr.shape[1] + 2, 25) and Xte.shape[0] == LL.LOWDIM_TEST_ROWS
     kinds = [LL.lowdim_problem(i, np.random.default_rng(i))[0] for i in range(7)]
@@ -207,9 +213,7 @@ def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
 
     from logt import MetricLearner
     from logt.bench import learners_lowdim as LL
-    a = LL.largen_problem(4, np.random.default_rng(7))
-    b = LL.largen_problem(4, np.random.default_rng(7))
-    assert a[0] == b[0] == "onehot" and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    assert _drawn_twice(LL.largen_problem, 4, 7)[0] == "onehot"
     g = np.random.default_rng(0)
     for i in range(12):
         kind, Xtr, ytr, Xte, yte = LL.largen_problem(i, g)
@@ -223,3 +227,35 @@ def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
     assert rows[0]["choice"] == est.metric_choice_
     direct = KNeighborsClassifier(5).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
     assert rows[0]["default"][1] == pytest.approx(direct)
+
+
+def test_pairs_sweep_is_seeded_and_matches_direct_fits():
+    pytest.importorskip("sklearn")
+    import numpy as np
+
+    from logt import PairsMetricLearner
+    from logt.bench import learners_pairs as LP
+    a = _drawn_twice(LP.pairs_problem, 2, 4)
+    assert a[0].startswith("dense_std")
+    desc, Ptr, ytr, Pte, yte = a
+    assert Ptr.shape[1] == 2 and len(ytr) <= LP.PAIRS and set(np.unique(ytr)) <= {-1, 1}
+    i, j = np.nonzero((Ptr[:, None, 0, :] == Pte[None, :, 0, :]).all(-1))
+    assert i.size == 0                                  # test pairs are of other points
+    lines = []
+    rows = LP.pairs_sweep(2, seed=4, log=lines.append)
+    summary = lines[-1].splitlines()
+    assert len(rows) == 2 and summary[0].startswith("default: 2 problems") and summary[-1].startswith("AUC")
+    g = np.random.default_rng(4)
+    for k, r in enumerate(rows):
+        _, Ptr, ytr, Pte, yte = LP.pairs_problem(k, g)
+        est = PairsMetricLearner(rng=k).fit(Ptr, ytr)
+        plain = PairsMetricLearner(rng=k, check=False).fit(Ptr, ytr)
+        assert r["how"] == est.calibration_["how"] and r["auc"] == pytest.approx(est.score(Pte, yte))
+        assert r["default"] == pytest.approx(np.mean(est.predict(Pte) == yte))
+        assert r["plain"] == pytest.approx(np.mean(plain.predict(Pte) == yte))
+        d = np.linalg.norm(Ptr[:, 0] - Ptr[:, 1], axis=1)
+        best = max(np.mean(np.where(d <= t, 1, -1) == ytr) for t in np.r_[-1.0, d])
+        dt = np.linalg.norm(Pte[:, 0] - Pte[:, 1], axis=1)
+        accs = {float(np.mean(np.where(dt <= t, 1, -1) == yte))
+                for t in np.r_[-1.0, d] if np.mean(np.where(d <= t, 1, -1) == ytr) == best}
+        assert r["euclid"] in accs                       # the Euclidean threshold maximizes training accuracy

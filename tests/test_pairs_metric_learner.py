@@ -2,6 +2,7 @@
 calibrate_threshold, set_threshold, get_metric), its oracle over given pairs, and scikit-learn's checks
 that apply to a pairs estimator."""
 import copy
+import warnings
 import pickle
 
 import numpy as np
@@ -242,3 +243,118 @@ def test_constant_feature_is_left_out(fitted):
     assert np.array_equal(e2.result_.x, est.result_.x)
     assert np.allclose(e2.pair_distance(Pc), est.pair_distance(P), rtol=1e-12)
     assert np.array_equal(e2.predict(Pc), est.predict(P))
+
+
+# ---------------------------------------------------------------- the threshold on pairs the metric was not fitted on
+def _wide_pairs(seed=0, n=150, d=800, m=1500):
+    """Training pairs among ``n`` points and test pairs among ``n`` new ones: ``d`` features of scales e^-1..e,
+    4 classes shifting 3 of them a little (few points for many features: a metric fits its pairs closely)."""
+    g = np.random.default_rng(seed)
+    y = g.integers(0, 4, 2 * n)
+    X = g.standard_normal((2 * n, d)) * np.exp(g.uniform(-1, 1, d))
+    X[:, :3] += 0.5 * y[:, None]
+
+    def pairs(rows):
+        i, j = g.choice(rows, m), g.choice(rows, m)
+        k = i != j
+        return np.stack([X[i[k]], X[j[k]]], axis=1), np.where(y[i[k]] == y[j[k]], 1, -1)
+    return pairs(np.arange(n)), pairs(np.arange(n, 2 * n))
+
+
+def test_threshold_holds_on_new_points():
+    """Calibrated on the training pairs (check=False), the threshold sits between those pairs' distances, which
+    the metric separates, while new pairs of new points come out much closer: predict calls 3 of 4 of them
+    similar and scores ~0.26 where answering "dissimilar" scores ~0.74. The held-out calibration is within a
+    few points of that answer, with the same metric."""
+    (P, yp), (Q, yq) = _wide_pairs()
+    majority = max(np.mean(yq > 0), np.mean(yq < 0))
+    est = PairsMetricLearner(rng=0).fit(P, yp)
+    plain = PairsMetricLearner(rng=0, check=False).fit(P, yp)
+    assert np.array_equal(est.components_, plain.components_)          # the check leaves the metric alone
+    assert est.calibration_["how"] == "cross-fitted" and est.calibration_["n_pairs"] >= 2 * 10
+    assert plain.calibration_ == {"how": "training pairs", "n_pairs": len(yp)}
+    assert np.mean(plain.predict(Q) == yq) < majority - 0.3
+    assert np.mean(est.predict(Q) == yq) > majority - 0.05
+
+
+def test_heldout_threshold_is_the_calibration_of_heldout_distances():
+    """With a strategy other than accuracy, the fitted threshold is calibrate_threshold's rule (with fit's
+    calibration_params) applied to the held-out pairs' distances under fold metrics learned without their
+    points: recomputed here from point_folds and fresh check=False fits."""
+    from logt.metric_learning.pairs import CALIBRATION_FOLDS, _threshold, point_folds
+    P, yp = _pairs(n_points=120, n_pairs=500, seed=3)
+    cal = dict(strategy="max_tpr", min_rate=0.5)
+    est = PairsMetricLearner(rng=7, calibration_params=cal, **FAST).fit(P, yp)
+    gen = np.random.default_rng(7).spawn(1)[0]
+    fa, fb = point_folds(P[:, 0], P[:, 1], gen)
+    dist = np.full(len(yp), np.nan)
+    for f in range(CALIBRATION_FOLDS):
+        tr, te = (fa != f) & (fb != f), (fa == f) & (fb == f)
+        fold = PairsMetricLearner(rng=gen, check=False, **FAST).fit(P[tr], yp[tr])
+        dist[te] = fold.pair_distance(P[te])
+    held = ~np.isnan(dist)
+    assert est.calibration_ == {"how": "cross-fitted", "n_pairs": int(held.sum())}
+    assert est.threshold_ == _threshold(dist[held], yp[held], **cal)
+
+
+def test_training_threshold_kept_where_it_holds():
+    """Where the training pairs' threshold does as well on held-out pairs (a metric of 5 features from 200
+    points), the default keeps it (it uses every pair): the same threshold as check=False, the held-out pairs
+    counted; a rule that scored the held-out threshold on its own pairs would prefer it almost always."""
+    from logt.metric_learning.pairs import _ahead
+    P, yp = _pairs()
+    for seed in range(3):
+        est = PairsMetricLearner(rng=seed, **FAST).fit(P, yp)
+        plain = PairsMetricLearner(rng=seed, check=False, **FAST).fit(P, yp)
+        assert est.calibration_["how"] == "training pairs, checked" and est.calibration_["n_pairs"] > 100
+        assert est.threshold_ == plain.threshold_
+    # the rule itself: held-out distances that the training threshold misreads (all below it) switch it
+    g = np.random.default_rng(0)
+    y = np.where(g.random(400) < 0.3, 1, -1)
+    dist = np.where(y > 0, 1.0, 2.0) + 0.3 * g.random(400)
+    assert _ahead(dist, y, t_train=5.0) and not _ahead(dist, y, t_train=1.5)
+
+
+def test_point_folds_keep_points_together():
+    """Equal coordinates are one point (one fold, also across the pair's sides and for -0.0 / 0.0), so no
+    held-out pair shares a point with the pairs its fold's metric is fitted on; the draw is seeded."""
+    from logt.metric_learning.pairs import point_folds
+    g = np.random.default_rng(0)
+    X = g.normal(size=(40, 3))
+    X[5, 0], X[6] = 0.0, X[5]
+    X[6, 0] = -0.0
+    i, j = g.integers(40, size=(2, 400))
+    a, b = X[i], X[j]
+    fa, fb = point_folds(a, b, np.random.default_rng(1))
+    assert np.array_equal((fa, fb), point_folds(a, b, np.random.default_rng(1)))
+    fold = {}
+    for p, f in zip(np.r_[i, j], np.r_[fa, fb]):
+        assert fold.setdefault(5 if p == 6 else p, f) == f
+    for f in range(4):
+        held = (fa == f) & (fb == f)
+        train = (fa != f) & (fb != f)
+        assert not set(np.r_[i[held], j[held]]) & set(np.r_[i[train], j[train]])
+
+
+def test_too_few_heldout_pairs_warn():
+    """Too few pairs for a held-out calibration: calibrated on the training pairs, and a UserWarning says so and
+    gives the remedy; check=False does that silently; one kind of pair: the model's own threshold."""
+    P, yp = _pairs(n_points=30, n_pairs=40, seed=1)
+    with pytest.warns(UserWarning, match="calibrate_threshold"):
+        est = PairsMetricLearner(rng=0, **FAST).fit(P, yp)
+    assert est.calibration_ == {"how": "training pairs", "n_pairs": 40}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = PairsMetricLearner(rng=0, check=False, **FAST).fit(P, yp)
+    assert plain.threshold_ == est.threshold_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateMetricWarning)       # all pairs similar: W = 0 is optimal
+        one = PairsMetricLearner(rng=0, balance=False, **FAST).fit(P, np.ones(40, int))
+    assert one.calibration_["how"] == "model" and one.threshold_ == np.sqrt(max(one.b_, 0.0))
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_check_must_be_bool(bad):
+    P, yp = _pairs(n_points=30, n_pairs=40)
+    with pytest.raises(ValueError, match="check must be True or False"):
+        PairsMetricLearner(check=bad).fit(P, yp)

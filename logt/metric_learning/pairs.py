@@ -10,6 +10,7 @@ otherwise), ``score`` is the ROC AUC of ``decision_function``, ``classes_`` is
 ``[-1, 1]``.
 """
 import numbers
+import warnings
 
 import numpy as np
 
@@ -17,11 +18,15 @@ from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
+from logt.metric_learning.subspace import CHECK_Z
 from logt.oracles.metric import MetricLearning
 
-__all__ = ["PairsMetricLearner", "roc_auc", "CALIBRATION_STRATEGIES"]
+__all__ = ["PairsMetricLearner", "roc_auc", "point_folds", "CALIBRATION_STRATEGIES", "CALIBRATION_FOLDS",
+           "CALIBRATION_MIN_PAIRS"]
 
 CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
+CALIBRATION_FOLDS = 4         # folds of the distinct points for the held-out calibration (check=True)
+CALIBRATION_MIN_PAIRS = 10    # held-out pairs of each label needed to calibrate on them (else: training pairs)
 
 
 def roc_auc(y, score):
@@ -37,6 +42,69 @@ def roc_auc(y, score):
         raise ValueError("ROC AUC needs both similar (+1) and dissimilar (-1) pairs")
     r = rankdata(score)
     return float((r[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS):
+    """Folds of the pairs' distinct points: ``(fa, fb)``, each (n_pairs,) int, the fold of each pair's first and
+    second point. Points with equal coordinates (``a`` and ``b`` (n_pairs, d), the same point in several pairs)
+    get the same fold, drawn uniformly from ``n_folds`` with ``gen``. A pair is held out by fold ``f`` when both
+    its points are in ``f``; it trains the fold's metric when neither is, so no held-out pair shares a point with
+    the pairs its metric was fitted on."""
+    X = np.ascontiguousarray(np.vstack([a, b]) + 0.0)         # -0.0 and 0.0: one coordinate
+    keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, point = np.unique(keys, return_inverse=True)
+    fold = gen.integers(n_folds, size=int(point.max()) + 1)[point.ravel()]
+    n = a.shape[0]
+    return fold[:n], fold[n:]
+
+
+def _threshold(dist, y, strategy="accuracy", min_rate=None, beta=1.0):
+    """The distance threshold of ``strategy`` (see :meth:`PairsMetricLearner.calibrate_threshold`) for the pairs'
+    distances ``dist`` (n,) and labels ``y`` (n,) in {-1, +1}."""
+    order = np.argsort(dist, kind="stable")
+    ds, ys = dist[order], y[order]
+    # candidate cut k: the k closest pairs are "similar" (k = 0..n); cuts only between distinct distances
+    last_of_run = np.r_[ds[1:] != ds[:-1], True]
+    ks = np.r_[0, np.flatnonzero(last_of_run) + 1]
+    tp = np.r_[0, np.cumsum(ys > 0)][ks]
+    fp = np.r_[0, np.cumsum(ys < 0)][ks]
+    P, N = int((y > 0).sum()), int((y < 0).sum())
+    tn = N - fp
+    tpr = tp / P if P else np.zeros(len(ks))
+    tnr = tn / N if N else np.zeros(len(ks))
+    if strategy == "accuracy":
+        score = (tp + tn) / len(y)
+    elif strategy == "f_beta":
+        b2 = float(beta) ** 2
+        denom = (1 + b2) * tp + b2 * (P - tp) + fp
+        score = np.where(denom > 0, (1 + b2) * tp / np.where(denom > 0, denom, 1), 0.0)
+    elif strategy == "max_tpr":
+        score = np.where(tnr >= min_rate, tpr, -np.inf)
+    else:
+        score = np.where(tpr >= min_rate, tnr, -np.inf)
+    if not np.isfinite(score).any():
+        raise ValueError(f"no threshold reaches min_rate={min_rate} for strategy {strategy!r}")
+    best = int(np.argmax(score))          # first maximum: the smallest accepted set
+    k = ks[best]
+    if k == 0:
+        return float(np.nextafter(ds[0], -np.inf)) if ds[0] > 0 else -1.0
+    return float(ds[k - 1])
+
+
+def _ahead(dist, y, t_train, z=CHECK_Z):
+    """Whether calibrating on the held-out pairs (distances ``dist``, labels ``y`` in {-1, +1}) beats the
+    training pairs' threshold ``t_train`` on them by more than ``z`` standard errors of the paired difference
+    of correct answers (the rule of :func:`logt.metric_learning.subspace.choose_candidate`). Each half of the
+    held-out pairs (alternate ones) is answered with the accuracy threshold of the other half, so the held-out
+    calibration is not scored on the pairs it was chosen on."""
+    half = np.arange(dist.size) % 2 == 0
+    held = np.empty(dist.size)
+    for a, b in ((half, ~half), (~half, half)):
+        if len(np.unique(y[a])) < 2:
+            return False
+        held[b] = np.where(dist[b] <= _threshold(dist[a], y[a]), 1, -1) == y[b]
+    diff = held - (np.where(dist <= t_train, 1, -1) == y)
+    return float(np.mean(diff)) > z * float(np.std(diff, ddof=1)) / np.sqrt(diff.size)
 
 
 def _check_pair_labels(y, n):
@@ -73,9 +141,22 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         bool, default True: draw similar and dissimilar pairs with probability 1/2 each (False:
         uniformly from the list).
     calibration_params
-        dict or None, keywords of :meth:`calibrate_threshold` used at the end of ``fit`` on the
-        training pairs (default: accuracy).
-
+        dict or None, keywords of :meth:`calibrate_threshold` used at the end of ``fit`` (default:
+        accuracy).
+    check
+        bool, default True: check ``threshold_`` on pairs the metric was not fitted on. The pairs' distinct
+        points (equal coordinates are one point) are split into ``CALIBRATION_FOLDS`` random folds
+        (:func:`point_folds`); for each fold a metric with these parameters (its subspace too) is learned on
+        the pairs with no point in the fold and measures the pairs with both points in it. With the accuracy
+        strategy the threshold calibrated on the training pairs is kept unless the held-out pairs' own
+        calibration answers them better by more than one standard error (each half of them answered with
+        the other half's threshold); other strategies always take the held-out calibration. Either way the
+        threshold is used with the metric learned on all pairs, which the check leaves unchanged (the fold
+        fits: about 4-5x the fit time). With fewer than ``CALIBRATION_MIN_PAIRS`` held-out pairs of either
+        label it is calibrated on the training pairs, with a ``UserWarning``. False: calibrated on the
+        training pairs, unchecked (metric-learn's convention), which overstates how well distances separate
+        new pairs when the metric fits its pairs closely (few points for many features: ``predict`` can fall
+        far below answering "dissimilar" to every pair).
     Attributes
     ----------
     components_, n_components_, subspace_, subspace_mean_, b_, threshold_scale_, center_, scale_
@@ -84,6 +165,11 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         As in :class:`logt.MetricLearner`.
     threshold_
         Distance threshold of :meth:`predict` (similar when ``pair_distance <= threshold_``).
+    calibration_
+        dict: ``how`` the threshold was calibrated at the end of ``fit`` ("cross-fitted": on the held-out
+        pairs of ``check``; "training pairs, checked": on the training pairs, the held-out ones not answered
+        better by their own calibration; "training pairs": unchecked; "model": one kind of pair only, the
+        model's own ``sqrt(b_)``) and on how many pairs (``n_pairs``: held-out or training pairs).
     classes_
         ``array([-1, 1])``.
     """
@@ -93,7 +179,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
 
     def __init__(self, threshold="learn", lam=0.1, T="auto", scaling="auto", method="auto",
                  params="auto", options=None, balance=True, calibration_params=None,
-                 n_eval_pairs=10_000, n_threads=None, rng=None, threshold_scale="auto", n_components=None):
+                 n_eval_pairs=10_000, n_threads=None, rng=None, threshold_scale="auto", n_components=None,
+                 check=True):
         self.threshold = threshold
         self.lam = lam
         self.T = T
@@ -108,11 +195,14 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.rng = rng
         self.threshold_scale = threshold_scale
         self.n_components = n_components
+        self.check = check
 
     def _check_params(self):
         self._check_common_params()
         if not isinstance(self.balance, (bool, np.bool_)):
             raise TypeError(f"balance must be True or False, got {self.balance!r}")
+        if not isinstance(self.check, (bool, np.bool_)):
+            raise ValueError(f"check must be True or False, got {self.check!r}")
         if self.calibration_params is not None and not isinstance(self.calibration_params, dict):
             raise TypeError(f"calibration_params must be a dict or None, got {self.calibration_params!r}")
         self._check_calibration(**(self.calibration_params or {}))
@@ -149,11 +239,55 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             self.n_features_in_ = Z.shape[1]
             self._minimize(oracle, gen)
             self._subspace_finish(active_in)
-        if len(np.unique(y)) == 2:
-            self.calibrate_threshold(pairs, y, **(cal or {}))
-        else:                      # one kind of pair only: the model's own threshold
+        if len(np.unique(y)) < 2:                 # one kind of pair only: the model's own threshold
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
+            self.calibration_ = {"how": "model", "n_pairs": 0}
+            return self
+        held = self._heldout_distances(a, b, y, gen.spawn(1)[0]) if self.check else None
+        if held is not None:
+            dist, mask = held
+            yh = y[mask]
+            t_held = _threshold(dist, yh, **(cal or {}))
+            self.calibrate_threshold(pairs, y, **(cal or {}))
+            if (cal or {}).get("strategy", "accuracy") != "accuracy" or _ahead(dist, yh, self.threshold_):
+                self.threshold_ = t_held
+                self.calibration_ = {"how": "cross-fitted", "n_pairs": int(mask.sum())}
+            else:
+                self.calibration_ = {"how": "training pairs, checked", "n_pairs": int(mask.sum())}
+        else:
+            if self.check:
+                warnings.warn(
+                    f"PairsMetricLearner: too few held-out pairs to calibrate threshold_ on pairs the metric was "
+                    f"not fitted on (fewer than {CALIBRATION_MIN_PAIRS} of a label with both points in one of "
+                    f"{CALIBRATION_FOLDS} folds of the points); it is calibrated on the training pairs, which "
+                    "overstates how well they separate new pairs. Remedy: calibrate_threshold(pairs, y) on "
+                    "validation pairs.", UserWarning, stacklevel=2)
+            self.calibrate_threshold(pairs, y, **(cal or {}))
+            self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
         return self
+
+    def _heldout_distances(self, a, b, y, gen):
+        """``(dist, mask)`` for ``check=True``: the held-out pairs (``mask``, (n_pairs,) bool) and their
+        distances (mask.sum(),) under metrics learned without their points (:func:`point_folds` from ``gen``;
+        each fold's fit on a fresh estimator with these parameters, ``check=False``, drawing from ``gen``, its
+        warnings silenced); None when fewer than ``CALIBRATION_MIN_PAIRS`` held-out pairs of either label."""
+        fa, fb = point_folds(a, b, gen)
+        dist = np.full(a.shape[0], np.nan)
+        params = {**self.get_params(), "check": False, "calibration_params": None, "rng": gen}
+        for f in range(CALIBRATION_FOLDS):
+            test = (fa == f) & (fb == f)
+            train = (fa != f) & (fb != f)
+            if not test.any() or len(np.unique(y[train])) < 2:
+                continue
+            est = type(self)(**params)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(np.stack([a[train], b[train]], axis=1), y[train])
+            dist[test] = est.pair_distance(np.stack([a[test], b[test]], axis=1))
+        mask = ~np.isnan(dist)
+        if min(int((y[mask] > 0).sum()), int((y[mask] < 0).sum())) < CALIBRATION_MIN_PAIRS:
+            return None
+        return dist[mask], mask
 
     # ---- metric-learn's pair classifier ----------------------------------------------
     def decision_function(self, pairs):
@@ -208,35 +342,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self._check_calibration(strategy, min_rate, beta)
         dist = self.pair_distance(pairs_valid)
         y = _check_pair_labels(y_valid, len(dist))
-        order = np.argsort(dist, kind="stable")
-        ds, ys = dist[order], y[order]
-        # candidate cut k: the k closest pairs are "similar" (k = 0..n); cuts only between distinct distances
-        last_of_run = np.r_[ds[1:] != ds[:-1], True]
-        ks = np.r_[0, np.flatnonzero(last_of_run) + 1]
-        tp = np.r_[0, np.cumsum(ys > 0)][ks]
-        fp = np.r_[0, np.cumsum(ys < 0)][ks]
-        P, N = int((y > 0).sum()), int((y < 0).sum())
-        tn = N - fp
-        tpr = tp / P if P else np.zeros(len(ks))
-        tnr = tn / N if N else np.zeros(len(ks))
-        if strategy == "accuracy":
-            score = (tp + tn) / len(y)
-        elif strategy == "f_beta":
-            b2 = float(beta) ** 2
-            denom = (1 + b2) * tp + b2 * (P - tp) + fp
-            score = np.where(denom > 0, (1 + b2) * tp / np.where(denom > 0, denom, 1), 0.0)
-        elif strategy == "max_tpr":
-            score = np.where(tnr >= min_rate, tpr, -np.inf)
-        else:
-            score = np.where(tpr >= min_rate, tnr, -np.inf)
-        if not np.isfinite(score).any():
-            raise ValueError(f"no threshold reaches min_rate={min_rate} for strategy {strategy!r}")
-        best = int(np.argmax(score))          # first maximum: the smallest accepted set
-        k = ks[best]
-        if k == 0:
-            self.threshold_ = float(np.nextafter(ds[0], -np.inf)) if ds[0] > 0 else -1.0
-        else:
-            self.threshold_ = float(ds[k - 1])
+        self.threshold_ = _threshold(dist, y, strategy, min_rate, beta)
         return self
 
     def __sklearn_tags__(self):
