@@ -337,16 +337,21 @@ def test_point_folds_keep_points_together():
 
 
 def test_too_few_heldout_pairs_warn():
-    """Too few pairs for a held-out calibration: calibrated on the training pairs, and a UserWarning says so and
-    gives the remedy; check=False does that silently; one kind of pair: the model's own threshold."""
+    """Too few held-out pairs to check the threshold (accuracy: fewer than 2 of a label; other strategies: fewer
+    than CALIBRATION_MIN_PAIRS): calibrated on the training pairs, and a UserWarning says so and gives the
+    remedy; check=False does that silently; one kind of pair: the model's own threshold."""
     P, yp = _pairs(n_points=30, n_pairs=40, seed=1)
-    with pytest.warns(UserWarning, match="calibrate_threshold"):
-        est = PairsMetricLearner(rng=0, **FAST).fit(P, yp)
-    assert est.calibration_ == {"how": "training pairs", "n_pairs": 40}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        plain = PairsMetricLearner(rng=0, check=False, **FAST).fit(P, yp)
-    assert plain.threshold_ == est.threshold_
+    est = PairsMetricLearner(rng=0, **FAST).fit(P, yp)          # 10 held out, 2 of each label at least: checked
+    assert est.calibration_ == {"how": "training pairs, checked", "n_pairs": 10}
+    for n_pairs, cal in ((8, None), (40, {"strategy": "f_beta"})):
+        with pytest.warns(UserWarning, match="calibrate_threshold"):
+            est = PairsMetricLearner(rng=0, calibration_params=cal, **FAST).fit(P[:n_pairs], yp[:n_pairs])
+        assert est.calibration_ == {"how": "training pairs", "n_pairs": n_pairs}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            plain = PairsMetricLearner(rng=0, check=False, calibration_params=cal, **FAST).fit(
+                P[:n_pairs], yp[:n_pairs])
+        assert plain.threshold_ == est.threshold_ and plain.calibration_ == est.calibration_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateMetricWarning)       # all pairs similar: W = 0 is optimal
         one = PairsMetricLearner(rng=0, balance=False, **FAST).fit(P, np.ones(40, int))

@@ -26,7 +26,7 @@ __all__ = ["PairsMetricLearner", "roc_auc", "point_folds", "CALIBRATION_STRATEGI
 
 CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
 CALIBRATION_FOLDS = 4         # folds of the distinct points for the held-out calibration (check=True)
-CALIBRATION_MIN_PAIRS = 10    # held-out pairs of each label needed to calibrate on them (else: training pairs)
+CALIBRATION_MIN_PAIRS = 10    # held-out pairs of each label to calibrate other strategies than accuracy on them
 
 
 def roc_auc(y, score):
@@ -150,13 +150,14 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         the pairs with no point in the fold and measures the pairs with both points in it. With the accuracy
         strategy the threshold calibrated on the training pairs is kept unless the held-out pairs' own
         calibration answers them better by more than one standard error (each half of them answered with
-        the other half's threshold); other strategies always take the held-out calibration. Either way the
+        the other half's threshold); other strategies take the held-out calibration. Either way the
         threshold is used with the metric learned on all pairs, which the check leaves unchanged (the fold
-        fits: about 4-5x the fit time). With fewer than ``CALIBRATION_MIN_PAIRS`` held-out pairs of either
-        label it is calibrated on the training pairs, with a ``UserWarning``. False: calibrated on the
+        fits: about 4-5x the fit time). With too few held-out pairs (accuracy: 2 of either label; other
+        strategies: ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``. False: calibrated on the
         training pairs, unchecked (metric-learn's convention), which overstates how well distances separate
         new pairs when the metric fits its pairs closely (few points for many features: ``predict`` can fall
         far below answering "dissimilar" to every pair).
+
     Attributes
     ----------
     components_, n_components_, subspace_, subspace_mean_, b_, threshold_scale_, center_, scale_
@@ -243,34 +244,41 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
             self.calibration_ = {"how": "model", "n_pairs": 0}
             return self
-        held = self._heldout_distances(a, b, y, gen.spawn(1)[0]) if self.check else None
-        if held is not None:
-            dist, mask = held
-            yh = y[mask]
-            t_held = _threshold(dist, yh, **(cal or {}))
-            self.calibrate_threshold(pairs, y, **(cal or {}))
-            if (cal or {}).get("strategy", "accuracy") != "accuracy" or _ahead(dist, yh, self.threshold_):
-                self.threshold_ = t_held
-                self.calibration_ = {"how": "cross-fitted", "n_pairs": int(mask.sum())}
-            else:
-                self.calibration_ = {"how": "training pairs, checked", "n_pairs": int(mask.sum())}
-        else:
-            if self.check:
-                warnings.warn(
-                    f"PairsMetricLearner: too few held-out pairs to calibrate threshold_ on pairs the metric was "
-                    f"not fitted on (fewer than {CALIBRATION_MIN_PAIRS} of a label with both points in one of "
-                    f"{CALIBRATION_FOLDS} folds of the points); it is calibrated on the training pairs, which "
-                    "overstates how well they separate new pairs. Remedy: calibrate_threshold(pairs, y) on "
-                    "validation pairs.", UserWarning, stacklevel=2)
-            self.calibrate_threshold(pairs, y, **(cal or {}))
-            self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
+        cal = dict(cal or {})
+        self.calibrate_threshold(pairs, y, **cal)              # the training pairs' threshold
+        self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
+        if self.check:
+            self._check_threshold(a, b, y, cal, gen.spawn(1)[0])
         return self
 
+    def _check_threshold(self, a, b, y, cal, gen):
+        """``check=True``: the held-out pairs' distances (:meth:`_heldout_distances`) replace the training
+        pairs' ``threshold_`` by their own calibration when it answers them better (accuracy, :func:`_ahead`:
+        needs 2 held-out pairs of each label) or always (other strategies: ``CALIBRATION_MIN_PAIRS`` of each);
+        with fewer, a ``UserWarning``. Sets ``calibration_``."""
+        dist, mask = self._heldout_distances(a, b, y, gen)
+        yh = y[mask]
+        accuracy = cal.get("strategy", "accuracy") == "accuracy"
+        need = 2 if accuracy else CALIBRATION_MIN_PAIRS
+        if min(int((yh > 0).sum()), int((yh < 0).sum())) < need:
+            warnings.warn(
+                f"PairsMetricLearner: too few held-out pairs to check threshold_ on pairs the metric was not "
+                f"fitted on (fewer than {need} of a label with both points in one of {CALIBRATION_FOLDS} folds of "
+                "the points); it is calibrated on the training pairs, which can overstate how well distances "
+                "separate new pairs. Remedy: calibrate_threshold(pairs, y) on validation pairs.",
+                UserWarning, stacklevel=3)
+            return
+        self.calibration_ = {"how": "training pairs, checked", "n_pairs": int(mask.sum())}
+        if not accuracy or _ahead(dist, yh, self.threshold_):
+            # both labels held out: every strategy's rate is reachable (all pairs dissimilar / similar)
+            self.threshold_ = _threshold(dist, yh, **cal)
+            self.calibration_["how"] = "cross-fitted"
+
     def _heldout_distances(self, a, b, y, gen):
-        """``(dist, mask)`` for ``check=True``: the held-out pairs (``mask``, (n_pairs,) bool) and their
-        distances (mask.sum(),) under metrics learned without their points (:func:`point_folds` from ``gen``;
-        each fold's fit on a fresh estimator with these parameters, ``check=False``, drawing from ``gen``, its
-        warnings silenced); None when fewer than ``CALIBRATION_MIN_PAIRS`` held-out pairs of either label."""
+        """``(dist, mask)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool) and their distances
+        (mask.sum(),) under metrics learned without their points (:func:`point_folds` from ``gen``; each fold's
+        fit on a fresh estimator with these parameters, ``check=False``, drawing from ``gen``, its warnings
+        silenced)."""
         fa, fb = point_folds(a, b, gen)
         dist = np.full(a.shape[0], np.nan)
         params = {**self.get_params(), "check": False, "calibration_params": None, "rng": gen}
@@ -285,8 +293,6 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 est.fit(np.stack([a[train], b[train]], axis=1), y[train])
             dist[test] = est.pair_distance(np.stack([a[test], b[test]], axis=1))
         mask = ~np.isnan(dist)
-        if min(int((y[mask] > 0).sum()), int((y[mask] < 0).sum())) < CALIBRATION_MIN_PAIRS:
-            return None
         return dist[mask], mask
 
     # ---- metric-learn's pair classifier ----------------------------------------------
