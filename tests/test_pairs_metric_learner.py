@@ -124,9 +124,13 @@ def test_set_threshold_and_calibration_errors(fitted):
         est.calibrate_threshold(P, yp, strategy="max_tpr")
     with pytest.raises(ValueError, match="min_rate"):
         PairsMetricLearner(calibration_params={"strategy": "max_tnr", "min_rate": 2}).fit(P, yp)
-    e2 = PairsMetricLearner(rng=0, **FAST).fit(P, yp, calibration_params={"strategy": "max_tpr", "min_rate": 0.9})
-    pred = e2.predict(P)
-    assert np.mean(pred[yp == -1] == -1) >= 0.9
+    # calibrated on the training pairs (check=False), the floor holds on them; checked, on the held-out pairs
+    for check in (False, True):
+        e2 = PairsMetricLearner(rng=0, check=check, **FAST).fit(
+            P, yp, calibration_params={"strategy": "max_tpr", "min_rate": 0.9})
+        assert e2.calibration_["how"] == ("cross-fitted" if check else "training pairs")
+        if not check:
+            assert np.mean(e2.predict(P)[yp == -1] == -1) >= 0.9
 
 
 def test_bad_inputs(fitted):
@@ -317,7 +321,8 @@ def test_training_threshold_kept_where_it_holds():
 
 def test_point_folds_keep_points_together():
     """Equal coordinates are one point (one fold, also across the pair's sides and for -0.0 / 0.0), so no
-    held-out pair shares a point with the pairs its fold's metric is fitted on; the draw is seeded."""
+    held-out pair shares a point with the pairs its fold's metric is fitted on; the draw is seeded and follows
+    the points' order of appearance, not their values (an offset, a scale or a sign: the same folds)."""
     from logt.metric_learning.pairs import point_folds
     g = np.random.default_rng(0)
     X = g.normal(size=(40, 3))
@@ -327,6 +332,8 @@ def test_point_folds_keep_points_together():
     a, b = X[i], X[j]
     fa, fb = point_folds(a, b, np.random.default_rng(1))
     assert np.array_equal((fa, fb), point_folds(a, b, np.random.default_rng(1)))
+    for f in (lambda v: v + 1e9, lambda v: v * 1e-200, lambda v: -v):     # the same points: the same folds
+        assert np.array_equal((fa, fb), point_folds(f(a), f(b), np.random.default_rng(1)))
     fold = {}
     for p, f in zip(np.r_[i, j], np.r_[fa, fb]):
         assert fold.setdefault(5 if p == 6 else p, f) == f
@@ -336,26 +343,41 @@ def test_point_folds_keep_points_together():
         assert not set(np.r_[i[held], j[held]]) & set(np.r_[i[train], j[train]])
 
 
-def test_too_few_heldout_pairs_warn():
+@pytest.mark.parametrize("n_pairs, seed", [(8, 0), (40, 0), (40, 1), (60, 1), (80, 0)])
+@pytest.mark.parametrize("cal", [None, {"strategy": "f_beta"}])
+def test_too_few_heldout_pairs_warn(n_pairs, seed, cal):
     """Too few held-out pairs to check the threshold (accuracy: fewer than 2 of a label; other strategies: fewer
-    than CALIBRATION_MIN_PAIRS): calibrated on the training pairs, and a UserWarning says so and gives the
-    remedy; check=False does that silently; one kind of pair: the model's own threshold."""
-    P, yp = _pairs(n_points=30, n_pairs=40, seed=1)
-    est = PairsMetricLearner(rng=0, **FAST).fit(P, yp)          # 10 held out, 2 of each label at least: checked
-    assert est.calibration_ == {"how": "training pairs, checked", "n_pairs": 10}
-    for n_pairs, cal in ((8, None), (40, {"strategy": "f_beta"})):
-        with pytest.warns(UserWarning, match="calibrate_threshold"):
-            est = PairsMetricLearner(rng=0, calibration_params=cal, **FAST).fit(P[:n_pairs], yp[:n_pairs])
-        assert est.calibration_ == {"how": "training pairs", "n_pairs": n_pairs}
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            plain = PairsMetricLearner(rng=0, check=False, calibration_params=cal, **FAST).fit(
-                P[:n_pairs], yp[:n_pairs])
-        assert plain.threshold_ == est.threshold_ and plain.calibration_ == est.calibration_
+    than CALIBRATION_MIN_PAIRS; counted here from point_folds with fit's generator): calibrated on the training
+    pairs, and a UserWarning says so and gives the remedy, exactly then; check=False gives that threshold
+    silently."""
+    from logt.metric_learning.pairs import CALIBRATION_MIN_PAIRS, point_folds
+    P, yp = _pairs(n_points=30, n_pairs=n_pairs, seed=seed)
+    fa, fb = point_folds(P[:, 0], P[:, 1], np.random.default_rng(0).spawn(1)[0])
+    held = yp[fa == fb]
+    few = min((held > 0).sum(), (held < 0).sum()) < (2 if cal is None else CALIBRATION_MIN_PAIRS)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est = PairsMetricLearner(rng=0, calibration_params=cal, **FAST).fit(P, yp)
+    warned = [x for x in w if "calibrate_threshold(pairs, y) on validation pairs" in str(x.message)]
+    assert len(warned) == few
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = PairsMetricLearner(rng=0, check=False, calibration_params=cal, **FAST).fit(P, yp)
+    assert plain.calibration_ == {"how": "training pairs", "n_pairs": n_pairs}
+    if few:
+        assert est.calibration_ == plain.calibration_ and est.threshold_ == plain.threshold_
+    else:
+        assert est.calibration_["n_pairs"] == held.size
+        assert est.calibration_["how"] == ("training pairs, checked" if est.threshold_ == plain.threshold_
+                                           else "cross-fitted")
+
+
+def test_one_kind_of_pair_keeps_the_model_threshold():
+    P, yp = _pairs(n_points=30, n_pairs=40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateMetricWarning)       # all pairs similar: W = 0 is optimal
         one = PairsMetricLearner(rng=0, balance=False, **FAST).fit(P, np.ones(40, int))
-    assert one.calibration_["how"] == "model" and one.threshold_ == np.sqrt(max(one.b_, 0.0))
+    assert one.calibration_ == {"how": "model", "n_pairs": 0} and one.threshold_ == np.sqrt(max(one.b_, 0.0))
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, None])

@@ -1,9 +1,11 @@
 """The pairs learner's default on new pairs of new points, against plain Euclidean distances.
 
-``python -m logt.bench.learners_pairs --random N [--seed S] [--wide]``: ``N`` seeded random problems (few features:
+``python -m logt.bench.learners_pairs --random N [--seed S] [--wide] [--same-points]``: ``N`` seeded random problems
+(few features:
 :func:`logt.bench.learners_lowdim.lowdim_problem`; ``--wide``: the dense and raw-pixel kinds of
 :func:`logt.bench.learners_highdim.random_problem`, 70/30 split of the points), ``PAIRS`` training pairs drawn
-uniformly among the training points (similar when the labels agree) and as many test pairs among the test points.
+uniformly among the training points (similar when the labels agree) and as many test pairs among the test points
+(``--same-points``: other pairs of the training points, for pairs classified among points the metric has seen).
 Each problem is fitted twice, ``PairsMetricLearner(rng=i)`` (the default: ``threshold_`` calibrated on held-out
 pairs) and ``PairsMetricLearner(rng=i, check=False)`` (calibrated on the training pairs); the test pairs' accuracy
 of ``predict`` and ROC AUC, against Euclidean distances with a threshold calibrated on the training pairs (their
@@ -29,9 +31,10 @@ def _draw_pairs(X, y, g, m):
     return np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)
 
 
-def pairs_problem(i, rng, wide=False):
+def pairs_problem(i, rng, wide=False, same_points=False):
     """``(description, Ptr, ytr, Pte, yte)``: the ``i``-th problem drawn with ``rng`` (see the module); the
-    pairs are drawn with ``numpy.random.default_rng(i)``."""
+    pairs are drawn with ``numpy.random.default_rng(i)``, the test pairs among the test points or, with
+    ``same_points``, among the training points."""
     if wide:
         from logt.bench.learners_highdim import random_problem
         while True:                    # bag-of-words input is sparse: pairs are dense (n_pairs, 2, d) arrays
@@ -46,7 +49,7 @@ def pairs_problem(i, rng, wide=False):
         desc, Xtr, ytr, Xte, yte = lowdim_problem(i, rng)
     g = np.random.default_rng(i)
     Ptr, yptr = _draw_pairs(Xtr, ytr, g, PAIRS)
-    Pte, ypte = _draw_pairs(Xte, yte, g, PAIRS)
+    Pte, ypte = _draw_pairs(Xtr, ytr, g, PAIRS) if same_points else _draw_pairs(Xte, yte, g, PAIRS)
     return f"{desc} n={len(ytr)} d={Xtr.shape[1]}", Ptr, yptr, Pte, ypte
 
 
@@ -59,7 +62,7 @@ def _euclidean(Ptr, ytr, Pte, yte):
     return float(np.mean(np.where(d <= t, 1, -1) == yte)), roc_auc(yte, -d)
 
 
-def pairs_sweep(n_problems=70, seed=1, wide=False, log=print):
+def pairs_sweep(n_problems=70, seed=1, wide=False, same_points=False, log=print):
     """Rows ``dict(problem, euclid, default, plain, majority, auc_euclid, auc, how, seconds, seconds_plain)`` (test
     accuracies; ``plain`` is ``check=False``) for :func:`pairs_problem` ``0..n_problems-1`` (skipped: training or
     test pairs of one label only)."""
@@ -68,7 +71,7 @@ def pairs_sweep(n_problems=70, seed=1, wide=False, log=print):
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        desc, Ptr, ytr, Pte, yte = pairs_problem(i, g, wide)
+        desc, Ptr, ytr, Pte, yte = pairs_problem(i, g, wide, same_points)
         if len(np.unique(ytr)) < 2 or len(np.unique(yte)) < 2:
             continue
         with single_threaded_blas(), warnings.catch_warnings():
@@ -107,8 +110,9 @@ def pairs_summary(rows):
     return "\n".join(out)
 
 
-if __name__ == "__main__":   # python -m logt.bench.learners_pairs --random N [--seed S] [--wide]
+if __name__ == "__main__":   # python -m logt.bench.learners_pairs --random N [--seed S] [--wide] [--same-points]
     import sys
     argv = sys.argv
     pairs_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 70,
-                seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1, wide="--wide" in argv)
+                seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1, wide="--wide" in argv,
+                same_points="--same-points" in argv)

@@ -47,13 +47,18 @@ def roc_auc(y, score):
 def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS):
     """Folds of the pairs' distinct points: ``(fa, fb)``, each (n_pairs,) int, the fold of each pair's first and
     second point. Points with equal coordinates (``a`` and ``b`` (n_pairs, d), the same point in several pairs)
-    get the same fold, drawn uniformly from ``n_folds`` with ``gen``. A pair is held out by fold ``f`` when both
-    its points are in ``f``; it trains the fold's metric when neither is, so no held-out pair shares a point with
-    the pairs its metric was fitted on."""
-    X = np.ascontiguousarray(np.vstack([a, b]) + 0.0)         # -0.0 and 0.0: one coordinate
+    get the same fold, drawn uniformly from ``n_folds`` with ``gen`` in the order the points first appear (so
+    the folds depend on which pairs share points, not on the coordinates' values). A pair is held out by fold
+    ``f`` when both its points are in ``f``; it trains the fold's metric when neither is, so no held-out pair
+    shares a point with the pairs its metric was fitted on. One copy of the points (``2 n_pairs d`` floats)."""
+    X = np.vstack([a, b])
+    X[X == 0] = 0.0                                  # -0.0 and 0.0: one coordinate
     keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
-    _, point = np.unique(keys, return_inverse=True)
-    fold = gen.integers(n_folds, size=int(point.max()) + 1)[point.ravel()]
+    _, first, point = np.unique(keys, return_index=True, return_inverse=True)
+    del X, keys
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    fold = gen.integers(n_folds, size=first.size)[rank[point.ravel()]]
     n = a.shape[0]
     return fold[:n], fold[n:]
 
@@ -244,6 +249,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
             self.calibration_ = {"how": "model", "n_pairs": 0}
             return self
+        del X, Z, Xs, oracle                    # the check's fold fits need the memory
         cal = dict(cal or {})
         self.calibrate_threshold(pairs, y, **cal)              # the training pairs' threshold
         self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
