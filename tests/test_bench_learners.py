@@ -241,6 +241,10 @@ def test_pairs_sweep_is_seeded_and_matches_direct_fits():
     assert Ptr.shape[1] == 2 and len(ytr) <= LP.PAIRS and set(np.unique(ytr)) <= {-1, 1}
     i, j = np.nonzero((Ptr[:, None, 0, :] == Pte[None, :, 0, :]).all(-1))
     assert i.size == 0                                  # test pairs are of other points
+    _, Ptr2, ytr2, Pte2, _ = LP.pairs_problem(2, np.random.default_rng(4), same_points=True)
+    assert np.array_equal(Ptr2, Ptr) and np.array_equal(ytr2, ytr)     # the same training pairs (the same fits)
+    seen = {p.tobytes() for p in Ptr.reshape(-1, Ptr.shape[2])}
+    assert all(p.tobytes() in seen for p in Pte2.reshape(-1, Pte2.shape[2]))   # --same-points: seen points only
     lines = []
     rows = LP.pairs_sweep(2, seed=4, log=lines.append)
     summary = lines[-1].splitlines()

@@ -161,7 +161,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         strategies: ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``. False: calibrated on the
         training pairs, unchecked (metric-learn's convention), which overstates how well distances separate
         new pairs when the metric fits its pairs closely (few points for many features: ``predict`` can fall
-        far below answering "dissimilar" to every pair).
+        far below answering "dissimilar" to every pair); for pairs among the training points themselves on
+        few features it is the better choice (docs: "The pairs learner's threshold on new pairs").
 
     Attributes
     ----------
