@@ -18,7 +18,7 @@ from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
-from logt.metric_learning.subspace import CHECK_Z
+from logt.metric_learning.subspace import ahead_by_se
 from logt.oracles.metric import MetricLearning
 
 __all__ = ["PairsMetricLearner", "roc_auc", "point_folds", "CALIBRATION_STRATEGIES", "CALIBRATION_FOLDS",
@@ -96,20 +96,19 @@ def _threshold(dist, y, strategy="accuracy", min_rate=None, beta=1.0):
     return float(ds[k - 1])
 
 
-def _ahead(dist, y, t_train, z=CHECK_Z):
+def _ahead(dist, y, t_train):
     """Whether calibrating on the held-out pairs (distances ``dist``, labels ``y`` in {-1, +1}) beats the
-    training pairs' threshold ``t_train`` on them by more than ``z`` standard errors of the paired difference
-    of correct answers (the rule of :func:`logt.metric_learning.subspace.choose_candidate`). Each half of the
-    held-out pairs (alternate ones) is answered with the accuracy threshold of the other half, so the held-out
-    calibration is not scored on the pairs it was chosen on."""
+    training pairs' threshold ``t_train`` on them by more than one standard error of the paired difference
+    of correct answers (:func:`logt.metric_learning.subspace.ahead_by_se`, the rule of the learners' metric
+    check). Each half of the held-out pairs (alternate ones) is answered with the accuracy threshold of the
+    other half, so the held-out calibration is not scored on the pairs it was chosen on."""
     half = np.arange(dist.size) % 2 == 0
     held = np.empty(dist.size)
     for a, b in ((half, ~half), (~half, half)):
         if len(np.unique(y[a])) < 2:
             return False
         held[b] = np.where(dist[b] <= _threshold(dist[a], y[a]), 1, -1) == y[b]
-    diff = held - (np.where(dist <= t_train, 1, -1) == y)
-    return float(np.mean(diff)) > z * float(np.std(diff, ddof=1)) / np.sqrt(diff.size)
+    return ahead_by_se(held, np.where(dist <= t_train, 1, -1) == y)
 
 
 def _check_pair_labels(y, n):
@@ -158,11 +157,12 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         the other half's threshold); other strategies take the held-out calibration. Either way the
         threshold is used with the metric learned on all pairs, which the check leaves unchanged (the fold
         fits: about 4-5x the fit time). With too few held-out pairs (accuracy: 2 of either label; other
-        strategies: ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``. False: calibrated on the
-        training pairs, unchecked (metric-learn's convention), which overstates how well distances separate
-        new pairs when the metric fits its pairs closely (few points for many features: ``predict`` can fall
-        far below answering "dissimilar" to every pair); for pairs among the training points themselves on
-        few features it is the better choice (docs: "The pairs learner's threshold on new pairs").
+        strategies: ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``.
+        False: calibrated on the training pairs, unchecked (metric-learn's convention), which overstates how
+        well distances separate new pairs when the metric fits its pairs closely (few points for many
+        features: ``predict`` can fall far below answering "dissimilar" to every pair); for pairs among the
+        training points themselves on few features it is the better choice (docs: "The pairs learner's
+        threshold on new pairs").
 
     Attributes
     ----------

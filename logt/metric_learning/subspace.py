@@ -31,7 +31,7 @@ from scipy.linalg import blas
 from logt.metric_learning import scaling as _scaling
 
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
-           "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "CANDIDATES", "CHECK_Z",
+           "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "ahead_by_se", "CANDIDATES", "CHECK_Z",
            "class_mean_directions", "holdout_split", "euclidean_candidate", "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
            "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS",
@@ -264,12 +264,19 @@ def choose_candidate(hits, z=CHECK_Z):
     best = max(names, key=lambda c: (float(np.mean(hits[c])), -names.index(c)))
     if best == plain:
         return plain
-    diff = hits[best].astype(np.float64) - hits[plain].astype(np.float64)
+    return best if ahead_by_se(hits[best], hits[plain], z) else plain
+
+
+def ahead_by_se(h_new, h_plain, z=CHECK_Z):
+    """Whether per-row hits ``h_new`` beat ``h_plain`` (same rows, (m,)) by more than ``z`` standard errors
+    of their paired difference (with fewer than 2 rows: by anything); the rule of :func:`choose_candidate`
+    and of the pairs learner's threshold check."""
+    diff = np.asarray(h_new, dtype=np.float64) - np.asarray(h_plain, dtype=np.float64)
     m = diff.size
     if m < 2:
-        return best if diff.sum() > 0 else plain
+        return bool(diff.sum() > 0)
     se = float(np.std(diff, ddof=1)) / np.sqrt(m)
-    return best if float(np.mean(diff)) > z * se else plain
+    return float(np.mean(diff)) > z * se
 
 
 def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
