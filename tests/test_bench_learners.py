@@ -248,13 +248,15 @@ def test_pairs_sweep_is_seeded_and_matches_direct_fits():
     lines = []
     rows = LP.pairs_sweep(2, seed=4, log=lines.append)
     summary = lines[-1].splitlines()
-    assert len(rows) == 2 and summary[0].startswith("default: 2 problems") and summary[-1].startswith("AUC")
+    assert len(rows) == 2 and summary[0].startswith("default: 2 problems") and summary[2].startswith("AUC")
+    assert summary[-1].startswith("the default kept plain distances on")
     g = np.random.default_rng(4)
     for k, r in enumerate(rows):
         _, Ptr, ytr, Pte, yte = LP.pairs_problem(k, g)
         est = PairsMetricLearner(rng=k).fit(Ptr, ytr)
         plain = PairsMetricLearner(rng=k, check=False).fit(Ptr, ytr)
         assert r["how"] == est.calibration_["how"] and r["auc"] == pytest.approx(est.score(Pte, yte))
+        assert r["metric"] == est.metric_choice_ and r["auc_plain"] == pytest.approx(plain.score(Pte, yte))
         assert r["default"] == pytest.approx(np.mean(est.predict(Pte) == yte))
         assert r["plain"] == pytest.approx(np.mean(plain.predict(Pte) == yte))
         d = np.linalg.norm(Ptr[:, 0] - Ptr[:, 1], axis=1)

@@ -250,6 +250,16 @@ def test_constant_feature_is_left_out(fitted):
 
 
 # ---------------------------------------------------------------- the threshold on pairs the metric was not fitted on
+def _train_test_pairs(X, y, g, n, m):
+    """``((P, yp), (Q, yq))``: ``m`` pairs drawn with ``g`` among the first ``n`` rows of ``X`` and ``m`` among the
+    next ``n`` (pairs of one point dropped); +1 when the labels ``y`` agree."""
+    def pairs(rows):
+        i, j = g.choice(rows, m), g.choice(rows, m)
+        k = i != j
+        return np.stack([X[i[k]], X[j[k]]], axis=1), np.where(y[i[k]] == y[j[k]], 1, -1)
+    return pairs(np.arange(n)), pairs(np.arange(n, 2 * n))
+
+
 def _wide_pairs(seed=0, n=150, d=800, m=1500):
     """Training pairs among ``n`` points and test pairs among ``n`` new ones: ``d`` features of scales e^-1..e,
     4 classes shifting 3 of them a little (few points for many features: a metric fits its pairs closely)."""
@@ -257,12 +267,7 @@ def _wide_pairs(seed=0, n=150, d=800, m=1500):
     y = g.integers(0, 4, 2 * n)
     X = g.standard_normal((2 * n, d)) * np.exp(g.uniform(-1, 1, d))
     X[:, :3] += 0.5 * y[:, None]
-
-    def pairs(rows):
-        i, j = g.choice(rows, m), g.choice(rows, m)
-        k = i != j
-        return np.stack([X[i[k]], X[j[k]]], axis=1), np.where(y[i[k]] == y[j[k]], 1, -1)
-    return pairs(np.arange(n)), pairs(np.arange(n, 2 * n))
+    return _train_test_pairs(X, y, g, n, m)
 
 
 def test_threshold_holds_on_new_points():
@@ -272,8 +277,10 @@ def test_threshold_holds_on_new_points():
     few points of that answer, with the same metric."""
     (P, yp), (Q, yq) = _wide_pairs()
     majority = max(np.mean(yq > 0), np.mean(yq < 0))
-    est = PairsMetricLearner(rng=0).fit(P, yp)
-    plain = PairsMetricLearner(rng=0, check=False).fit(P, yp)
+    # an int n_components: no metric check (the default's replaces this metric: test_wide_metric_checked_...)
+    est = PairsMetricLearner(rng=0, n_components=32).fit(P, yp)
+    plain = PairsMetricLearner(rng=0, n_components=32, check=False).fit(P, yp)
+    assert est.check_accuracy_ is None and est.metric_choice_ == "learned"
     assert np.array_equal(est.components_, plain.components_)          # the check leaves the metric alone
     assert est.calibration_["how"] == "cross-fitted" and est.calibration_["n_pairs"] >= 2 * 10
     assert plain.calibration_ == {"how": "training pairs", "n_pairs": len(yp)}
@@ -378,6 +385,162 @@ def test_one_kind_of_pair_keeps_the_model_threshold():
         warnings.simplefilter("ignore", DegenerateMetricWarning)       # all pairs similar: W = 0 is optimal
         one = PairsMetricLearner(rng=0, balance=False, **FAST).fit(P, np.ones(40, int))
     assert one.calibration_ == {"how": "model", "n_pairs": 0} and one.threshold_ == np.sqrt(max(one.b_, 0.0))
+
+
+# ---------------------------------------------------------------- the metric against Euclidean distances (check=True)
+def _brute_auc_difference(y, s1, s0, groups):
+    """``(diff, se)`` of :func:`auc_difference` by explicit comparisons: per group the placement values from the
+    full similar x dissimilar comparison matrices, DeLong's variance of the paired difference, the groups weighted
+    by their numbers of pairs."""
+    diffs, ws, vs = [], [], []
+    for g in np.unique(groups):
+        m = groups == g
+        yy = y[m]
+        if len(np.unique(yy)) < 2:
+            continue
+
+        def place(s):
+            P, N = s[m][yy > 0], s[m][yy < 0]
+            M = (P[:, None] > N[None, :]) + 0.5 * (P[:, None] == N[None, :])
+            return M.mean(axis=1), M.mean(axis=0)
+        (p1, n1), (p0, n0) = place(s1), place(s0)
+        diffs.append(p1.mean() - p0.mean())
+        vs.append(np.var(p1 - p0, ddof=1) / p1.size + np.var(n1 - n0, ddof=1) / n1.size)
+        ws.append(m.sum())
+    w = np.array(ws) / np.sum(ws)
+    return float(w @ diffs), float(np.sqrt(w ** 2 @ vs))
+
+
+def test_auc_difference_matches_explicit_comparisons():
+    from logt.metric_learning.pairs import auc_difference
+    g = np.random.default_rng(0)
+    y = np.where(g.random(400) < 0.3, 1, -1)
+    s1 = g.normal(size=400) + 0.8 * (y > 0)
+    s0 = np.round(g.normal(size=400) + 0.3 * (y > 0), 1)          # ties count 1/2
+    groups = g.integers(0, 4, 400)
+    groups[(groups == 3) & (y > 0)] = 2                             # group 3: one label only, left out
+    for grp in (np.zeros(400, int), groups):
+        diff, se, a1, a0 = auc_difference(y, s1, s0, grp)
+        bd, bse = _brute_auc_difference(y, s1, s0, grp)
+        assert diff == pytest.approx(bd, abs=1e-12) and se == pytest.approx(bse, rel=1e-10)
+        assert a1 - a0 == pytest.approx(diff, abs=1e-12)
+    assert auc_difference(y, s1, s0)[2] == pytest.approx(roc_auc(y, s1), abs=1e-12)
+    with pytest.raises(ValueError, match="both"):
+        auc_difference(np.ones(5, int), s1[:5], s0[:5])
+
+
+def _signal_pairs(seed=0, n=300, d=300, m=1500):
+    """Wide pairs where a learned metric beats Euclidean distances: 10 features of large noise (variance 25)
+    drown a class signal of shifts 3 on 10 other features, and 280 features of small noise; training pairs
+    among ``n`` points, test pairs among ``n`` new ones."""
+    g = np.random.default_rng(seed)
+    y = g.integers(0, 3, 2 * n)
+    X = 0.1 * g.standard_normal((2 * n, d))
+    X[:, :10] = 5.0 * g.standard_normal((2 * n, 10))
+    X[:, 10:20] = g.standard_normal((2 * n, 10)) + 3.0 * (y[:, None] == np.arange(10) % 3)
+    return _train_test_pairs(X, y, g, n, m)
+
+
+def test_wide_metric_checked_against_euclidean():
+    """On a principal subspace the learned metric is checked against plain Euclidean distances by ROC AUC on the
+    held-out pairs: where it fits noise (the wide pairs of test_threshold_holds_on_new_points) Euclidean distances
+    are kept (the identity's rows, their threshold calibrated on the training pairs), and they rank new pairs no
+    worse than the learned metric does; where it finds a signal Euclidean distances miss, it is kept."""
+    from logt.metric_learning.pairs import _threshold
+    from logt.metric_learning.subspace import selection_rows
+    (P, yp), (Q, yq) = _wide_pairs()
+    est = PairsMetricLearner(rng=0).fit(P, yp)
+    plain = PairsMetricLearner(rng=0, check=False).fit(P, yp)
+    assert est.subspace_ is not None and est.metric_choice_ == "euclidean"
+    assert np.array_equal(est.components_, selection_rows(est.active_features_)) and est.n_components_ == 800
+    eu = np.linalg.norm(P[:, 0] - P[:, 1], axis=1)
+    assert est.threshold_ == _threshold(eu, yp)
+    assert est.calibration_ == {"how": "training pairs", "n_pairs": len(yp)}
+    assert np.array_equal(est.predict(Q), np.where(np.linalg.norm(Q[:, 0] - Q[:, 1], axis=1) <= est.threshold_, 1, -1))
+    c = est.check_accuracy_
+    assert c["how"] == "held-out pairs" and not c["learned"] > c["euclidean"] + 0.05
+    assert est.score(Q, yq) >= plain.score(Q, yq) - 0.02
+    assert np.mean(est.predict(Q) == yq) >= max(np.mean(yq > 0), np.mean(yq < 0)) - 0.05
+
+    (P, yp), (Q, yq) = _signal_pairs()
+    est = PairsMetricLearner(rng=0).fit(P, yp)
+    plain = PairsMetricLearner(rng=0, check=False).fit(P, yp)
+    assert est.subspace_ is not None and est.metric_choice_ == "learned"
+    assert np.array_equal(est.components_, plain.components_)
+    assert est.check_accuracy_["learned"] > est.check_accuracy_["euclidean"] + 0.1
+    auc_euclid = roc_auc(yq, -np.linalg.norm(Q[:, 0] - Q[:, 1], axis=1))
+    assert est.score(Q, yq) > auc_euclid + 0.1
+
+
+def test_subspace_is_the_plain_candidate_when_euclidean_rows_are_too_big(monkeypatch):
+    """Where the identity's rows would exceed EUCLIDEAN_MAX_ENTRIES (made small here), the learned metric is
+    checked against the principal subspace's own distances; kept, ``components_`` is ``subspace_`` and its
+    threshold is checked on the held-out pairs like a learned metric's."""
+    from logt.metric_learning import subspace
+    from logt.metric_learning.pairs import _threshold
+    monkeypatch.setattr(subspace, "EUCLIDEAN_MAX_ENTRIES", 1000)
+    (P, yp), (Q, yq) = _wide_pairs()
+    est = PairsMetricLearner(rng=0).fit(P, yp)
+    assert est.metric_choice_ == "subspace" and set(est.check_accuracy_) == {"learned", "subspace", "how", "n_pairs"}
+    assert np.array_equal(est.components_, est.subspace_) and est.n_components_ == est.subspace_.shape[0]
+    d = np.linalg.norm((P[:, 0] - P[:, 1]) @ est.subspace_.T, axis=1)
+    assert est.calibration_["how"] in ("training pairs, checked", "cross-fitted")
+    if est.calibration_["how"] == "training pairs, checked":
+        assert est.threshold_ == _threshold(d, yp)
+    assert np.allclose(est.pair_distance(Q), np.linalg.norm((Q[:, 0] - Q[:, 1]) @ est.subspace_.T, axis=1))
+    assert np.mean(est.predict(Q) == yq) >= max(np.mean(yq > 0), np.mean(yq < 0)) - 0.05
+    (P, yp), _ = _signal_pairs()
+    est = PairsMetricLearner(rng=0).fit(P, yp)
+    assert est.metric_choice_ == "learned" and est.check_accuracy_["learned"] > est.check_accuracy_["subspace"] + 0.1
+
+
+def test_metric_check_numbers_recomputed_from_folds():
+    """check_accuracy_ is the held-out pairs' ROC AUC within each fold (weighted by its pairs) of metrics learned
+    without the fold's points, and of Euclidean distances: recomputed here from point_folds and fresh check=False
+    fits drawing from fit's spawned generator."""
+    from logt.metric_learning.pairs import CALIBRATION_FOLDS, point_folds
+    (P, yp), _ = _signal_pairs(seed=1, n=120, m=600)
+    est = PairsMetricLearner(rng=3, **FAST).fit(P, yp)
+    gen = np.random.default_rng(3).spawn(1)[0]
+    fa, fb = point_folds(P[:, 0], P[:, 1], gen)
+    aucs, ws = [], []
+    for f in range(CALIBRATION_FOLDS):
+        tr, te = (fa != f) & (fb != f), (fa == f) & (fb == f)
+        fold = PairsMetricLearner(rng=gen, check=False, **FAST).fit(P[tr], yp[tr])
+        if len(np.unique(yp[te])) == 2:
+            aucs.append((roc_auc(yp[te], fold.decision_function(P[te])),
+                         roc_auc(yp[te], -np.linalg.norm(P[te, 0] - P[te, 1], axis=1))))
+            ws.append(te.sum())
+    w = np.array(ws) / np.sum(ws)
+    c = est.check_accuracy_
+    assert c["learned"] == pytest.approx(w @ np.array(aucs)[:, 0], abs=1e-12)
+    assert c["euclidean"] == pytest.approx(w @ np.array(aucs)[:, 1], abs=1e-12)
+    assert c["n_pairs"] == int(np.sum(fa == fb))
+
+
+def test_few_features_metric_not_checked(fitted):
+    """Full rank (few features): the learned metric is kept unchecked (check_accuracy_ None), check or not."""
+    est, P, yp = fitted
+    assert est.subspace_ is None and est.check_accuracy_ is None and est.metric_choice_ == "learned"
+
+
+def test_zero_metric_replaced_by_euclidean():
+    """Labels that no metric can follow (similar pairs farther apart than dissimilar ones): W = 0 is the optimum;
+    the default keeps plain Euclidean distances instead, and its warning says so; check=False keeps the zero
+    metric."""
+    from logt.metric_learning.subspace import selection_rows
+    g = np.random.default_rng(0)
+    a = g.normal(size=(400, 4))
+    b = a + g.normal(size=(400, 4)) * np.where(g.random(400) < 0.5, 3.0, 0.3)[:, None]
+    yp = np.where(np.linalg.norm(a - b, axis=1) > 2.0, 1, -1)
+    P = np.stack([a, b], axis=1)
+    with pytest.warns(DegenerateMetricWarning, match="keeps plain Euclidean distances"):
+        est = PairsMetricLearner(rng=0, **FAST).fit(P, yp)
+    assert est.metric_choice_ == "euclidean" and np.array_equal(est.components_, selection_rows(np.ones(4, bool)))
+    assert np.allclose(est.pair_distance(P), np.linalg.norm(a - b, axis=1), rtol=1e-14)
+    with pytest.warns(DegenerateMetricWarning, match="maps every point to 0"):
+        plain = PairsMetricLearner(rng=0, check=False, **FAST).fit(P, yp)
+    assert not plain.components_.any() and plain.metric_choice_ == "learned"
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, None])

@@ -336,8 +336,8 @@ def _check_against_scikit_learn(seed, sep, heavy, monkeypatch):
     fits = []                                      # (rows, components_ on the subspace coordinates) of each fit
     inner = MetricLearner._fit_metric
 
-    def recording(self, Z, codes, gen):
-        inner(self, Z, codes, gen)
+    def recording(self, Z, codes, gen, **kw):
+        inner(self, Z, codes, gen, **kw)
         fits.append((Z.shape[0], self.components_.copy()))
     monkeypatch.setattr(MetricLearner, "_fit_metric", recording)
     ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
@@ -433,8 +433,8 @@ def test_tiny_classes_cross_fit_the_check_against_scikit_learn(monkeypatch):
     fits, folds_seen = [], []
     inner_fit, inner_split = MetricLearner._fit_metric, S.fold_split
 
-    def recording(self, Z, codes, gen):
-        inner_fit(self, Z, codes, gen)
+    def recording(self, Z, codes, gen, **kw):
+        inner_fit(self, Z, codes, gen, **kw)
         fits.append((Z.shape[0], self.components_.copy()))
 
     def split(codes, gen, n_folds=S.CROSSFIT_FOLDS):

@@ -88,9 +88,13 @@ def test_pairs_estimator_zero_optimum_is_reported():
     far = np.arange(120) < 60
     pairs = np.stack([a, a + np.where(far[:, None], 3.0, 0.3) * u], axis=1)
     yp = np.where(far, 1, -1)
-    est, w = _fit(PairsMetricLearner(rng=0, **FAST), pairs, yp)
-    assert len(w) == 1 and "PairsMetricLearner" in str(w[0].message)
+    est, w = _fit(PairsMetricLearner(rng=0, check=False, **FAST), pairs, yp)
+    assert len(w) == 1 and "PairsMetricLearner" in str(w[0].message) and "maps every point to 0" in str(w[0].message)
     assert not est.components_.any()
+    # the default (check=True) keeps plain Euclidean distances instead, and says so
+    est, w = _fit(PairsMetricLearner(rng=0, **FAST), pairs, yp)
+    assert len(w) == 1 and "keeps plain Euclidean distances" in str(w[0].message)
+    assert est.metric_choice_ == "euclidean" and np.array_equal(est.components_, np.eye(3))
 
 
 @pytest.mark.parametrize("loss", ["pairs", "triplets"])

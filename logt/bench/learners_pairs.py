@@ -7,8 +7,9 @@
 uniformly among the training points (similar when the labels agree) and as many test pairs among the test points
 (``--same-points``: other pairs of the training points, for pairs classified among points the metric has seen).
 Each problem is fitted twice, ``PairsMetricLearner(rng=i)`` (the default: ``threshold_`` calibrated on held-out
-pairs) and ``PairsMetricLearner(rng=i, check=False)`` (calibrated on the training pairs); the test pairs' accuracy
-of ``predict`` and ROC AUC, against Euclidean distances with a threshold calibrated on the training pairs (their
+pairs, and on many features the metric checked against Euclidean distances) and ``PairsMetricLearner(rng=i,
+check=False)`` (the learned metric, calibrated on the training pairs); the test pairs' accuracy of ``predict`` and
+ROC AUC of both, against Euclidean distances with a threshold calibrated on the training pairs (their
 distances are not fitted) and against answering the majority label. See docs/guide/metric-learning.md.
 """
 import warnings
@@ -63,9 +64,10 @@ def _euclidean(Ptr, ytr, Pte, yte):
 
 
 def pairs_sweep(n_problems=70, seed=1, wide=False, same_points=False, log=print):
-    """Rows ``dict(problem, euclid, default, plain, majority, auc_euclid, auc, how, seconds, seconds_plain)`` (test
-    accuracies; ``plain`` is ``check=False``) for :func:`pairs_problem` ``0..n_problems-1`` (skipped: training or
-    test pairs of one label only)."""
+    """Rows ``dict(problem, euclid, default, plain, majority, auc_euclid, auc, auc_plain, how, metric, seconds,
+    seconds_plain)`` (test accuracies and ROC AUCs; ``plain`` is ``check=False``; ``how`` and ``metric`` the
+    default's ``calibration_["how"]`` and ``metric_choice_``) for :func:`pairs_problem` ``0..n_problems-1``
+    (skipped: training or test pairs of one label only)."""
     from logt import PairsMetricLearner
     from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
@@ -82,10 +84,10 @@ def pairs_sweep(n_problems=70, seed=1, wide=False, same_points=False, log=print)
         r = dict(problem=desc, euclid=acc_e, auc_euclid=auc_e, auc=est.score(Pte, yte),
                  default=float(np.mean(est.predict(Pte) == yte)), plain=float(np.mean(plain.predict(Pte) == yte)),
                  majority=float(max(np.mean(yte > 0), np.mean(yte < 0))), how=est.calibration_["how"],
-                 seconds=t1, seconds_plain=t0)
+                 metric=est.metric_choice_, auc_plain=plain.score(Pte, yte), seconds=t1, seconds_plain=t0)
         log(f"{i:3d} {desc:34s} accuracy: Euclidean {acc_e:.3f} default {r['default']:.3f} check=False "
-            f"{r['plain']:.3f} majority {r['majority']:.3f} | AUC {r['auc']:.3f} Euclidean {auc_e:.3f} "
-            f"({r['how']}; {t1:.2f} s / {t0:.2f} s)")
+            f"{r['plain']:.3f} majority {r['majority']:.3f} | AUC {r['auc']:.3f} check=False {r['auc_plain']:.3f} "
+            f"Euclidean {auc_e:.3f} ({r['metric']}, {r['how']}; {t1:.2f} s / {t0:.2f} s)")
         rows.append(r)
     log(pairs_summary(rows))
     return rows
@@ -94,7 +96,7 @@ def pairs_sweep(n_problems=70, seed=1, wide=False, same_points=False, log=print)
 def pairs_summary(rows):
     """Lines on a sweep's rows: for the default and ``check=False``, on how many problems the test accuracy is
     below Euclidean's by more than 0.02, and below the majority answer's, the worst difference and the mean;
-    the AUC's; the fit-time ratio."""
+    the same for the ROC AUC against Euclidean's; the metrics the default kept; the fit-time ratio."""
     out = []
     for key in ("default", "plain"):
         d = np.array([r[key] - r["euclid"] for r in rows])
@@ -102,11 +104,15 @@ def pairs_summary(rows):
         out.append(f"{key}: {len(rows)} problems: accuracy below Euclidean by more than 0.02 on "
                    f"{int((d < -0.02).sum())}, worst {d.min():+.3f}, mean {d.mean():+.4f}; below the majority "
                    f"answer by more than 0.02 on {int((m < -0.02).sum())}, worst {m.min():+.3f}")
-    a = np.array([r["auc"] - r["auc_euclid"] for r in rows])
+    for key, name in (("auc", "default"), ("auc_plain", "plain")):
+        a = np.array([r[key] - r["auc_euclid"] for r in rows])
+        out.append(f"AUC, {name}: below Euclidean's by more than 0.02 on {int((a < -0.02).sum())}, "
+                   f"worst {a.min():+.3f}, mean {a.mean():+.4f}")
     t = np.array([r["seconds"] / r["seconds_plain"] for r in rows])
-    out.append(f"AUC (same metric either way): below Euclidean's by more than 0.02 on {int((a < -0.02).sum())}, "
-               f"worst {a.min():+.3f}, mean {a.mean():+.4f}; fit time with the check / without: median "
-               f"{np.median(t):.1f}x, max {t.max():.1f}x")
+    kept = {c: sum(r["metric"] == c for r in rows) for c in ("euclidean", "subspace")}
+    out.append(f"the default kept plain distances on {sum(kept.values())} of {len(rows)} (Euclidean {kept['euclidean']}"
+               f", the subspace's {kept['subspace']}); fit time with the check / without: median {np.median(t):.1f}x, "
+               f"max {t.max():.1f}x")
     return "\n".join(out)
 
 

@@ -295,9 +295,10 @@ class MahalanobisLearner(BaseEstimator):
             return Xs
         return Xs[:, active] if sp.issparse(Xs) else np.ascontiguousarray(Xs[:, active])
 
-    def _minimize(self, oracle, gen, stacklevel=3):
+    def _minimize(self, oracle, gen, stacklevel=3, zero_keeps_euclidean=False):
         """Run logT on ``oracle`` over the PSD cone and set the metric; ``stacklevel`` points a
-        DegenerateMetricWarning at the caller of ``fit``."""
+        DegenerateMetricWarning at the caller of ``fit``, whose message says that the caller then keeps
+        Euclidean distances when ``zero_keeps_euclidean``."""
         with single_threaded_blas():
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen)
@@ -306,7 +307,8 @@ class MahalanobisLearner(BaseEstimator):
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
                                                      and _zero_is_no_worse(res.x, W.shape[0], oracle)):
             s = np.zeros_like(s)
-            warnings.warn(self._zero_metric_message(), DegenerateMetricWarning, stacklevel=stacklevel)
+            warnings.warn(self._zero_metric_message(zero_keeps_euclidean), DegenerateMetricWarning,
+                          stacklevel=stacklevel)
         self._set_metric(s, U, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
         self.n_calls_ = res.n_calls
@@ -315,10 +317,10 @@ class MahalanobisLearner(BaseEstimator):
         self.result_ = res
         return res
 
-    def _zero_metric_message(self):
+    def _zero_metric_message(self, keeps_euclidean=False):
         what = ("The default's check keeps plain Euclidean distances on the varying features instead "
                 "(metric_choice_='euclidean'; check=False keeps the zero metric)"
-                if getattr(self, "_zero_keeps_euclidean", False) else
+                if keeps_euclidean else
                 "transform() maps every point to 0, and distances or k-NN on it carry no information")
         return (f"{type(self).__name__}: the learned metric is zero (W = 0 is the optimum of this objective at "
                 f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "

@@ -18,11 +18,12 @@ from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
+from logt.metric_learning import subspace as _subspace
 from logt.metric_learning.subspace import ahead_by_se
 from logt.oracles.metric import MetricLearning
 
-__all__ = ["PairsMetricLearner", "roc_auc", "point_folds", "CALIBRATION_STRATEGIES", "CALIBRATION_FOLDS",
-           "CALIBRATION_MIN_PAIRS"]
+__all__ = ["PairsMetricLearner", "roc_auc", "auc_difference", "point_folds", "CALIBRATION_STRATEGIES",
+           "CALIBRATION_FOLDS", "CALIBRATION_MIN_PAIRS"]
 
 CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
 CALIBRATION_FOLDS = 4         # folds of the distinct points for the held-out calibration (check=True)
@@ -42,6 +43,48 @@ def roc_auc(y, score):
         raise ValueError("ROC AUC needs both similar (+1) and dissimilar (-1) pairs")
     r = rankdata(score)
     return float((r[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _auc_parts(y, score):
+    """DeLong's placement values of ``score`` for labels ``y`` in {-1, +1}: ``(v_pos, v_neg)``, for each
+    similar pair the share of dissimilar ones it outscores, for each dissimilar pair the share of similar ones
+    that outscore it (ties count 1/2); each has mean ``roc_auc(y, score)``."""
+    from scipy.stats import rankdata
+    pos = y > 0
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    r = rankdata(score)
+    v_pos = (r[pos] - rankdata(score[pos])) / n_neg
+    v_neg = 1.0 - (r[~pos] - rankdata(score[~pos])) / n_pos
+    return v_pos, v_neg
+
+
+def auc_difference(y, score_new, score_plain, groups=None):
+    """``(diff, se, auc_new, auc_plain)``: the ROC AUC of ``score_new`` minus that of ``score_plain`` on the same
+    pairs (labels ``y`` in {-1, +1}), its standard error (DeLong, DeLong and Clarke-Pearson 1988: the variances of
+    the placement values' paired differences, similar and dissimilar pairs' added) and the two AUCs.
+
+    ``groups`` (n,) int, or None (one group): scores are compared within a group only (the check's folds, each
+    scored by its own metric, whose distances need not share a scale with another fold's); the AUCs are the
+    groups' (those with both labels) weighted by their numbers of pairs, the variance the sum of the groups'
+    with the squared weights. Raises ValueError when no group has both labels."""
+    y = np.asarray(y)
+    groups = np.zeros(y.size, dtype=np.int64) if groups is None else np.asarray(groups)
+    parts = []
+    for g in np.unique(groups):
+        m = groups == g
+        if len(np.unique(y[m])) < 2:
+            continue
+        (p1, n1), (p0, n0) = _auc_parts(y[m], score_new[m]), _auc_parts(y[m], score_plain[m])
+        dp, dn = p1 - p0, n1 - n0
+        var = (np.var(dp, ddof=1) / dp.size if dp.size > 1 else 0.0) + \
+              (np.var(dn, ddof=1) / dn.size if dn.size > 1 else 0.0)
+        parts.append((m.sum(), np.mean(p1), np.mean(p0), var))
+    if not parts:
+        raise ValueError("ROC AUC needs both similar (+1) and dissimilar (-1) pairs")
+    w, a1, a0, var = (np.array(v, dtype=np.float64) for v in zip(*parts))
+    w = w / w.sum()
+    auc_new, auc_plain = float(w @ a1), float(w @ a0)
+    return auc_new - auc_plain, float(np.sqrt(w ** 2 @ var)), auc_new, auc_plain
 
 
 def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS):
@@ -96,19 +139,41 @@ def _threshold(dist, y, strategy="accuracy", min_rate=None, beta=1.0):
     return float(ds[k - 1])
 
 
-def _ahead(dist, y, t_train):
-    """Whether calibrating on the held-out pairs (distances ``dist``, labels ``y`` in {-1, +1}) beats the
-    training pairs' threshold ``t_train`` on them by more than one standard error of the paired difference
-    of correct answers (:func:`logt.metric_learning.subspace.ahead_by_se`, the rule of the learners' metric
-    check). Each half of the held-out pairs (alternate ones) is answered with the accuracy threshold of the
-    other half, so the held-out calibration is not scored on the pairs it was chosen on."""
+def _halfsplit_hits(dist, y):
+    """Float (m,): each held-out pair (distances ``dist``, labels ``y`` in {-1, +1}) answered with the accuracy
+    threshold of the other half of the pairs (alternate ones), 1.0 when right; None when a half lacks a label.
+    The held-out pairs' own calibration, never scored on the pairs it was chosen on."""
     half = np.arange(dist.size) % 2 == 0
     held = np.empty(dist.size)
     for a, b in ((half, ~half), (~half, half)):
         if len(np.unique(y[a])) < 2:
-            return False
+            return None
         held[b] = np.where(dist[b] <= _threshold(dist[a], y[a]), 1, -1) == y[b]
-    return ahead_by_se(held, np.where(dist <= t_train, 1, -1) == y)
+    return held
+
+
+def _ahead(dist, y, t_train):
+    """Whether calibrating on the held-out pairs (distances ``dist``, labels ``y`` in {-1, +1}; answered by
+    :func:`_halfsplit_hits`) beats the training pairs' threshold ``t_train`` on them by more than one standard
+    error of the paired difference of correct answers (:func:`logt.metric_learning.subspace.ahead_by_se`, the
+    rule of the learners' metric check)."""
+    held = _halfsplit_hits(dist, y)
+    return held is not None and ahead_by_se(held, np.where(dist <= t_train, 1, -1) == y)
+
+
+def _row_distances(a, b, active=None, rows=None, block=4096):
+    """``||a_i - b_i||`` for rows ``a``, ``b`` (n, d): over the features ``active`` ((d,) bool; None: all), or
+    of ``(a_i - b_i) @ rows.T`` (``rows`` (k, d); None: the features themselves); (n,), in blocks of ``block``
+    rows (a ``block x d`` temporary)."""
+    out = np.empty(a.shape[0])
+    for s in range(0, a.shape[0], block):
+        diff = a[s:s + block] - b[s:s + block]
+        if rows is not None:
+            diff = diff @ rows.T
+        elif active is not None and not active.all():
+            diff = diff[:, active]
+        out[s:s + block] = np.linalg.norm(diff, axis=1)
+    return out
 
 
 def _check_pair_labels(y, n):
@@ -148,26 +213,47 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         dict or None, keywords of :meth:`calibrate_threshold` used at the end of ``fit`` (default:
         accuracy).
     check
-        bool, default True: check ``threshold_`` on pairs the metric was not fitted on. The pairs' distinct
-        points (equal coordinates are one point) are split into ``CALIBRATION_FOLDS`` random folds
+        bool, default True: check the metric and ``threshold_`` on pairs the metric was not fitted on. The pairs'
+        distinct points (equal coordinates are one point) are split into ``CALIBRATION_FOLDS`` random folds
         (:func:`point_folds`); for each fold a metric with these parameters (its subspace too) is learned on
-        the pairs with no point in the fold and measures the pairs with both points in it. With the accuracy
-        strategy the threshold calibrated on the training pairs is kept unless the held-out pairs' own
-        calibration answers them better by more than one standard error (each half of them answered with
-        the other half's threshold); other strategies take the held-out calibration. Either way the
-        threshold is used with the metric learned on all pairs, which the check leaves unchanged (the fold
-        fits: about 4-5x the fit time). With too few held-out pairs (accuracy: 2 of either label; other
-        strategies: ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``.
-        False: calibrated on the training pairs, unchecked (metric-learn's convention), which overstates how
-        well distances separate new pairs when the metric fits its pairs closely (few points for many
-        features: ``predict`` can fall far below answering "dissimilar" to every pair); for pairs among the
-        training points themselves on few features it is the better choice (docs: "The pairs learner's
-        threshold on new pairs").
+        the pairs with no point in the fold and measures the pairs with both points in it (about a quarter of
+        the pairs; the fold fits: about 4-5x the fit time). The metric: with ``n_components=None`` on many
+        features (a principal subspace, :func:`logt.metric_learning.subspace.uses_subspace`), the learned metric
+        is kept only when its ROC AUC on the held-out pairs (within each fold, weighted by
+        their pairs) beats plain Euclidean distances' on the varying features by more than one standard error
+        of the paired difference (DeLong; :func:`auc_difference`, the rule of the learners' check); else
+        ``components_`` is the identity's rows at the varying features (``metric_choice_ = "euclidean"``,
+        ``threshold_`` calibrated on the training pairs, whose Euclidean distances are not fitted). When those
+        rows would exceed ``subspace.EUCLIDEAN_MAX_ENTRIES`` entries (e.g. more than 2,896 varying features) the
+        plain candidate is the principal subspace's own distances instead (each fold's subspace on its held-out
+        pairs; kept: ``components_`` is ``subspace_``, ``metric_choice_ = "subspace"``, its threshold checked as
+        below). No metric check with an int ``n_components``; on few features (full rank) the metric
+        is not checked (there the learned metric was rarely behind Euclidean distances and a check on a quarter
+        of the pairs cost it more than it saved). A zero learned metric
+        (``DegenerateMetricWarning``) is replaced by Euclidean distances without a check. The threshold of a
+        kept learned (or subspace) metric: with the accuracy strategy the one calibrated on the training pairs is kept
+        unless the held-out pairs' own calibration answers them better by more than one standard error (each
+        half of them answered with the other half's threshold); other strategies take the held-out
+        calibration. Either way the threshold is used with the metric learned on all pairs (the folds' metrics
+        are only for the check). With too few held-out pairs (accuracy: 2 of either label; other strategies:
+        ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``.
+        False: the learned metric and a threshold calibrated on the training pairs, unchecked (metric-learn's
+        convention), which overstates how well distances separate new pairs when the metric fits its pairs
+        closely (few points for many features: ``predict`` can fall far below answering "dissimilar" to every
+        pair); for pairs among the training points themselves on few features it is the better choice (docs:
+        "The pairs learner's checks on new pairs").
 
     Attributes
     ----------
     components_, n_components_, subspace_, subspace_mean_, b_, threshold_scale_, center_, scale_
         As in :class:`logt.MetricLearner`.
+    metric_choice_
+        "learned"; "euclidean" when ``check`` kept plain Euclidean distances (``components_`` then selects the
+        varying features), "subspace" when it kept the principal subspace's (``components_`` is ``subspace_``);
+        ``b_`` and the scaling attributes stay those of the learned model.
+    check_accuracy_
+        dict or None (no metric check ran): the held-out pairs' ROC AUC of the ``learned`` metric and of
+        ``euclidean`` (or ``subspace``) distances, ``how`` ("held-out pairs") and ``n_pairs``.
     n_clipped_, active_features_, n_features_in_, n_calls_, n_projections_, n_epochs_, result_
         As in :class:`logt.MetricLearner`.
     threshold_
@@ -233,8 +319,12 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         X = np.vstack([a, b])
         i = np.arange(n, dtype=np.int64)
         gen = check_rng(self.rng)
+        self.check_accuracy_ = None
         with single_threaded_blas():
             Z, active_in, _ = self._subspace_fit(X, gen)       # X itself unless a principal subspace is used
+            # the metric check's Euclidean candidate: the identity's rows at the varying features, if not too big
+            euclid = (bool(self.check) and self.n_components is None and len(np.unique(y)) == 2
+                      and int(active_in.sum()) * active_in.size <= _subspace.EUCLIDEAN_MAX_ENTRIES)
             Xs = self._scale_fit(Z)
             learn = self._learn_threshold
             oracle = MetricLearning.from_pairs(
@@ -244,7 +334,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 threshold=0.0 if learn else float(self.threshold),
                 threshold_scale=self._oracle_threshold_scale())
             self.n_features_in_ = Z.shape[1]
-            self._minimize(oracle, gen)
+            self._minimize(oracle, gen, zero_keeps_euclidean=euclid)    # a zero metric: Euclidean kept (warned)
             self._subspace_finish(active_in)
         if len(np.unique(y)) < 2:                 # one kind of pair only: the model's own threshold
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
@@ -252,26 +342,65 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             return self
         del X, Z, Xs, oracle                    # the check's fold fits need the memory
         cal = dict(cal or {})
+        if euclid and not np.any(self.components_):
+            self._keep_euclidean(a, b, y, active_in, cal)       # a zero metric (warned) cannot beat anything
+            return self
         self.calibrate_threshold(pairs, y, **cal)              # the training pairs' threshold
         self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
         if self.check:
-            self._check_threshold(a, b, y, cal, gen.spawn(1)[0])
+            # the metric check on a principal subspace only (few features: the learned metric was rarely behind
+            # Euclidean and the check cost it more than it saved: docs, "The pairs learner's checks on new pairs")
+            plain = None
+            if self.n_components is None and self.subspace_ is not None:
+                plain = "euclidean" if euclid else "subspace"
+            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain)
         return self
 
-    def _check_threshold(self, a, b, y, cal, gen):
-        """``check=True``: the held-out pairs' distances (:meth:`_heldout_distances`) replace the training
-        pairs' ``threshold_`` by their own calibration when it answers them better (accuracy, :func:`_ahead`:
-        needs 2 held-out pairs of each label) or always (other strategies: ``CALIBRATION_MIN_PAIRS`` of each);
-        with fewer, a ``UserWarning``. Sets ``calibration_``."""
-        dist, mask = self._heldout_distances(a, b, y, gen)
+    def _keep_euclidean(self, a, b, y, active, cal):
+        """Plain Euclidean distances on the varying features ``active`` (d,) bool: ``components_`` the
+        identity's rows there (``metric_choice_ = "euclidean"``), ``threshold_`` calibrated on the training
+        pairs ``(a, b)`` (n_pairs, d) with labels ``y`` (their distances are not fitted: no check needed)."""
+        self.components_ = _subspace.selection_rows(active)
+        self.n_components_ = self.components_.shape[0]
+        self.metric_choice_ = "euclidean"
+        self.threshold_ = _threshold(_row_distances(a, b, active), y, **cal)
+        self.calibration_ = {"how": "training pairs", "n_pairs": int(a.shape[0])}
+
+    def _check(self, a, b, y, cal, gen, active, plain=None):
+        """``check=True``: the held-out pairs' distances (:meth:`_heldout_distances`) first check the metric
+        against ``plain`` distances (None: no metric check; "euclidean": on the varying features ``active``;
+        "subspace": the principal subspace's, each fold's own): the learned metric is kept only when its ROC AUC
+        is ahead by more than ``subspace.CHECK_Z`` standard errors of the paired difference (:func:`auc_difference`,
+        within each fold); else :meth:`_keep_euclidean` or the subspace's rows. The training pairs' ``threshold_``
+        of the metric kept (learned or subspace) is then replaced by the held-out pairs' own calibration when that
+        answers them better (accuracy, :func:`_ahead`: needs 2 held-out pairs of each label) or always (other
+        strategies: ``CALIBRATION_MIN_PAIRS`` of each); with fewer, a ``UserWarning``. Sets ``check_accuracy_``,
+        ``metric_choice_`` and ``calibration_``."""
+        dist, mask, fold, sub = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
         yh = y[mask]
+        if plain is not None and any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold)):
+            other = _row_distances(a[mask], b[mask], active) if plain == "euclidean" else sub
+            diff, se, auc, auc_plain = auc_difference(yh, -dist, -other, fold)
+            self.check_accuracy_ = {"learned": auc, plain: auc_plain, "how": "held-out pairs",
+                                    "n_pairs": int(yh.size)}
+            if not diff > _subspace.CHECK_Z * se:           # the rule of subspace.choose_candidate
+                if plain == "euclidean":
+                    self._keep_euclidean(a, b, y, active, cal)
+                    return
+                # the subspace's own distances; their threshold is checked below like a learned metric's
+                self.components_ = self.subspace_.copy()
+                self.n_components_ = self.components_.shape[0]
+                self.metric_choice_ = "subspace"
+                self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
+                dist = other
         accuracy = cal.get("strategy", "accuracy") == "accuracy"
         need = 2 if accuracy else CALIBRATION_MIN_PAIRS
         if min(int((yh > 0).sum()), int((yh < 0).sum())) < need:
+            unchecked = " and the metric against plain distances" if self.check_accuracy_ is None else ""
             warnings.warn(
-                f"PairsMetricLearner: too few held-out pairs to check threshold_ on pairs the metric was not "
-                f"fitted on (fewer than {need} of a label with both points in one of {CALIBRATION_FOLDS} folds of "
-                "the points); it is calibrated on the training pairs, which can overstate how well distances "
+                f"PairsMetricLearner: too few held-out pairs to check threshold_{unchecked} on pairs the metric was "
+                f"not fitted on (fewer than {need} of a label with both points in one of {CALIBRATION_FOLDS} folds "
+                "of the points); it is calibrated on the training pairs, which can overstate how well distances "
                 "separate new pairs. Remedy: calibrate_threshold(pairs, y) on validation pairs.",
                 UserWarning, stacklevel=3)
             return
@@ -281,13 +410,16 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             self.threshold_ = _threshold(dist, yh, **cal)
             self.calibration_["how"] = "cross-fitted"
 
-    def _heldout_distances(self, a, b, y, gen):
-        """``(dist, mask)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool) and their distances
-        (mask.sum(),) under metrics learned without their points (:func:`point_folds` from ``gen``; each fold's
-        fit on a fresh estimator with these parameters, ``check=False``, drawing from ``gen``, its warnings
-        silenced)."""
+    def _heldout_distances(self, a, b, y, gen, subspace=False):
+        """``(dist, mask, fold, sub)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool), their
+        distances and folds (each (mask.sum(),)) under metrics learned without their points (:func:`point_folds`
+        from ``gen``; each fold's fit on a fresh estimator with these parameters, ``check=False``, drawing from
+        ``gen``, its warnings silenced) and, with ``subspace``, their distances in each fold's principal subspace
+        (``sub``; else None)."""
         fa, fb = point_folds(a, b, gen)
         dist = np.full(a.shape[0], np.nan)
+        sub = np.full(a.shape[0], np.nan) if subspace else None
+        fold = np.full(a.shape[0], -1)
         params = {**self.get_params(), "check": False, "calibration_params": None, "rng": gen}
         for f in range(CALIBRATION_FOLDS):
             test = (fa == f) & (fb == f)
@@ -299,8 +431,11 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 warnings.simplefilter("ignore")
                 est.fit(np.stack([a[train], b[train]], axis=1), y[train])
             dist[test] = est.pair_distance(np.stack([a[test], b[test]], axis=1))
+            if subspace:                 # a fold of full rank (its points vary on few features): all of them
+                sub[test] = _row_distances(a[test], b[test], rows=est.subspace_)
+            fold[test] = f
         mask = ~np.isnan(dist)
-        return dist[mask], mask
+        return dist[mask], mask, fold[mask], (sub[mask] if subspace else None)
 
     # ---- metric-learn's pair classifier ----------------------------------------------
     def decision_function(self, pairs):
