@@ -429,6 +429,18 @@ def test_auc_difference_matches_explicit_comparisons():
         auc_difference(np.ones(5, int), s1[:5], s0[:5])
 
 
+def test_row_distances_in_blocks():
+    from logt.metric_learning.pairs import _row_distances
+    g = np.random.default_rng(0)
+    a, b, L = g.normal(size=(50, 6)), g.normal(size=(50, 6)), g.normal(size=(3, 6))
+    active = np.array([True, False, True, True, False, True])
+    for kw, ref in (({}, np.linalg.norm(a - b, axis=1)),
+                    ({"active": active}, np.linalg.norm((a - b)[:, active], axis=1)),
+                    ({"rows": L}, np.linalg.norm((a - b) @ L.T, axis=1))):
+        for m in (7, 6, 1, 2**22):                  # blocks of 1 row (7 or fewer entries) up to all rows
+            np.testing.assert_allclose(_row_distances(a, b, max_entries=m, **kw), ref, rtol=1e-13)
+
+
 def _signal_pairs(seed=0, n=300, d=300, m=1500):
     """Wide pairs where a learned metric beats Euclidean distances: 10 features of large noise (variance 25)
     drown a class signal of shifts 3 on 10 other features, and 280 features of small noise; training pairs

@@ -161,11 +161,12 @@ def _ahead(dist, y, t_train):
     return held is not None and ahead_by_se(held, np.where(dist <= t_train, 1, -1) == y)
 
 
-def _row_distances(a, b, active=None, rows=None, block=4096):
+def _row_distances(a, b, active=None, rows=None, max_entries=2**22):
     """``||a_i - b_i||`` for rows ``a``, ``b`` (n, d): over the features ``active`` ((d,) bool; None: all), or
-    of ``(a_i - b_i) @ rows.T`` (``rows`` (k, d); None: the features themselves); (n,), in blocks of ``block``
-    rows (a ``block x d`` temporary)."""
+    of ``(a_i - b_i) @ rows.T`` (``rows`` (k, d); None: the features themselves); (n,), in blocks of rows of at
+    most ``max_entries`` differences (a 32 MiB temporary)."""
     out = np.empty(a.shape[0])
+    block = max(1, max_entries // max(a.shape[1], 1))
     for s in range(0, a.shape[0], block):
         diff = a[s:s + block] - b[s:s + block]
         if rows is not None:
