@@ -425,8 +425,11 @@ def test_auc_difference_matches_explicit_comparisons():
         assert diff == pytest.approx(bd, abs=1e-12) and se == pytest.approx(bse, rel=1e-10)
         assert a1 - a0 == pytest.approx(diff, abs=1e-12)
     assert auc_difference(y, s1, s0)[2] == pytest.approx(roc_auc(y, s1), abs=1e-12)
+    assert auc_difference(list(y), list(s1), list(s0), list(groups)) == auc_difference(y, s1, s0, groups)
     with pytest.raises(ValueError, match="both"):
         auc_difference(np.ones(5, int), s1[:5], s0[:5])
+    with pytest.raises(ValueError, match="one length"):
+        auc_difference(y, s1[:-1], s0)
 
 
 def test_row_distances_in_blocks():

@@ -68,7 +68,12 @@ def auc_difference(y, score_new, score_plain, groups=None):
     groups' (those with both labels) weighted by their numbers of pairs, the variance the sum of the groups'
     with the squared weights. Raises ValueError when no group has both labels."""
     y = np.asarray(y)
+    score_new, score_plain = np.asarray(score_new, dtype=np.float64), np.asarray(score_plain, dtype=np.float64)
     groups = np.zeros(y.size, dtype=np.int64) if groups is None else np.asarray(groups)
+    if not y.ndim == score_new.ndim == score_plain.ndim == groups.ndim == 1 or \
+            not y.size == score_new.size == score_plain.size == groups.size:
+        raise ValueError(f"y, score_new, score_plain and groups must be 1-D of one length, got shapes {y.shape}, "
+                         f"{score_new.shape}, {score_plain.shape}, {groups.shape}")
     parts = []
     for g in np.unique(groups):
         m = groups == g
