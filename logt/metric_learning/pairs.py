@@ -19,7 +19,6 @@ from logt._threads import single_threaded_blas
 from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
 from logt.metric_learning import subspace as _subspace
-from logt.metric_learning.subspace import ahead_by_se
 from logt.oracles.metric import MetricLearning
 
 __all__ = ["PairsMetricLearner", "roc_auc", "auc_difference", "point_folds", "CALIBRATION_STRATEGIES",
@@ -144,26 +143,19 @@ def _threshold(dist, y, strategy="accuracy", min_rate=None, beta=1.0):
     return float(ds[k - 1])
 
 
-def _halfsplit_hits(dist, y):
-    """Float (m,): each held-out pair (distances ``dist``, labels ``y`` in {-1, +1}) answered with the accuracy
-    threshold of the other half of the pairs (alternate ones), 1.0 when right; None when a half lacks a label.
-    The held-out pairs' own calibration, never scored on the pairs it was chosen on."""
+def _ahead(dist, y, t_train):
+    """Whether calibrating on the held-out pairs (distances ``dist``, labels ``y`` in {-1, +1}) beats the
+    training pairs' threshold ``t_train`` on them by more than one standard error of the paired difference
+    of correct answers (:func:`logt.metric_learning.subspace.ahead_by_se`, the rule of the learners' metric
+    check). Each half of the held-out pairs (alternate ones) is answered with the accuracy threshold of the
+    other half, so the held-out calibration is not scored on the pairs it was chosen on."""
     half = np.arange(dist.size) % 2 == 0
     held = np.empty(dist.size)
     for a, b in ((half, ~half), (~half, half)):
         if len(np.unique(y[a])) < 2:
-            return None
+            return False
         held[b] = np.where(dist[b] <= _threshold(dist[a], y[a]), 1, -1) == y[b]
-    return held
-
-
-def _ahead(dist, y, t_train):
-    """Whether calibrating on the held-out pairs (distances ``dist``, labels ``y`` in {-1, +1}; answered by
-    :func:`_halfsplit_hits`) beats the training pairs' threshold ``t_train`` on them by more than one standard
-    error of the paired difference of correct answers (:func:`logt.metric_learning.subspace.ahead_by_se`, the
-    rule of the learners' metric check)."""
-    held = _halfsplit_hits(dist, y)
-    return held is not None and ahead_by_se(held, np.where(dist <= t_train, 1, -1) == y)
+    return _subspace.ahead_by_se(held, np.where(dist <= t_train, 1, -1) == y)
 
 
 def _row_distances(a, b, active=None, rows=None, max_entries=2**22):
@@ -316,7 +308,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         a, b = check_pairs(pairs, self)
         n = a.shape[0]
         y = _check_pair_labels(y, n)
-        if self.balance and len(np.unique(y)) < 2:
+        both = len(np.unique(y)) == 2                  # both kinds of pair
+        if self.balance and not both:
             raise ValueError("balance=True needs both similar (+1) and dissimilar (-1) pairs in y")
         cal = self.calibration_params if calibration_params is None else calibration_params
         if cal is not None and not isinstance(cal, dict):
@@ -329,7 +322,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         with single_threaded_blas():
             Z, active_in, _ = self._subspace_fit(X, gen)       # X itself unless a principal subspace is used
             # the metric check's Euclidean candidate: the identity's rows at the varying features, if not too big
-            euclid = (bool(self.check) and self.n_components is None and len(np.unique(y)) == 2
+            euclid = (bool(self.check) and self.n_components is None and both
                       and int(active_in.sum()) * active_in.size <= _subspace.EUCLIDEAN_MAX_ENTRIES)
             Xs = self._scale_fit(Z)
             learn = self._learn_threshold
@@ -342,7 +335,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             self.n_features_in_ = Z.shape[1]
             self._minimize(oracle, gen, zero_keeps_euclidean=euclid)    # a zero metric: Euclidean kept (warned)
             self._subspace_finish(active_in)
-        if len(np.unique(y)) < 2:                 # one kind of pair only: the model's own threshold
+        if not both:                              # one kind of pair only: the model's own threshold
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
             self.calibration_ = {"how": "model", "n_pairs": 0}
             return self
