@@ -259,6 +259,19 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
         if options:
             raise TypeError("pass method options either in options= or as (deprecated) keywords, not both")
         options = legacy_opts
+    res, warning = solve(oracle, domain, T, method, options=options, L=L, lam=lam, G=G, x0=x0, rng=rng,
+                         callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                         resume=resume, trace=trace)
+    if warning is not None:
+        warnings.warn(warning, ConvergenceWarning, stacklevel=2)
+    return res
+
+
+def solve(oracle, domain, T, method="auto", *, options=None, L=None, lam=None, G=None, x0=None, rng=None,
+          callback=None, checkpoint=None, checkpoint_every=60.0, resume=None, trace="fun"):
+    """:func:`minimize` without its ``ConvergenceWarning`` (and without the first release's keywords):
+    ``(result, warning)``, ``warning`` the message :func:`minimize` would warn with (None: nothing to say).
+    For callers that warn in their own words, at their own caller (the metric learners' ``fit``)."""
     meth = get_method(method, options)
     T = _params.check_T(T)
     shape = tuple(getattr(domain, "shape", ()))
@@ -317,17 +330,19 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
     name = params.get("chosen", meth.name)
     success = not run.stopped
     verdict = params.get("convergence")
+    warning = None
     if run.stopped:
         message = "stopped by callback; " + message
     elif verdict is not None and not verdict["ok"]:
         success = False
         message = (f"did not converge: {verdict['cause']}. Remedy: {verdict['remedy']}. ({message})")
-        warnings.warn(f"logt.minimize (method {name!r}): {message}", ConvergenceWarning, stacklevel=2)
-    return MinimizeResult(
+        warning = f"logt.minimize (method {name!r}): {message}"
+    res = MinimizeResult(
         x=x, fun=fun, n_calls=int(run.n_calls), n_projections=int(run.n_projections),
         n_epochs=int(n_epochs), method=name, params=used, trace=run.trace(),
         success=success, message=message,
     )
+    return res, warning
 
 
 def logt_params(L, lam, T, params="theorem1", eta=None, M=None, B1=None, delta=None):

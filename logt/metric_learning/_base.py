@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from logt import params as _params
+from logt._result import ConvergenceWarning
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.domains import PSDCone
@@ -301,7 +302,7 @@ class MahalanobisLearner(BaseEstimator):
         Euclidean distances when ``zero_keeps_euclidean``."""
         with single_threaded_blas():
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
-                               self.options, gen)
+                               self.options, gen, warn=False)      # fit's end says it (_fitted)
         W, b = oracle.split_point(res.x)
         s, U = np.linalg.eigh(0.5 * (W + W.T))        # one eigendecomposition: the zero test and components_
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
@@ -316,6 +317,28 @@ class MahalanobisLearner(BaseEstimator):
         self.n_epochs_ = res.n_epochs
         self.result_ = res
         return res
+
+    def _fitted(self):
+        """The end of ``fit``: a ``logt.ConvergenceWarning`` at the caller of ``fit`` when the run behind
+        ``result_`` did not converge (``result_.success`` False: its cause and remedy), saying whether the check
+        kept plain distances instead; returns self."""
+        res = self.result_
+        verdict = res.params.get("convergence") or {}
+        if res.success or verdict.get("ok", True):
+            return self
+        choice = getattr(self, "metric_choice_", "learned")
+        kept = ""
+        if choice != "learned":
+            plain = ("plain Euclidean distances on the varying features" if choice == "euclidean"
+                     else "the principal subspace's plain distances")
+            kept = (f" The default's check kept {plain} instead (metric_choice_={choice!r}): the model does not "
+                    "use this run, but a converged run may learn a metric that beats them.")
+        warnings.warn(
+            f"{type(self).__name__}: learning the metric did not converge (result_.success is False, method "
+            f"{res.method!r}): {verdict['cause']}. Remedy: {verdict['remedy']}; T, method and lam are this "
+            f"estimator's parameters, logt.minimize's other options (such as proj_frac) go in options=.{kept}",
+            ConvergenceWarning, stacklevel=3)
+        return self
 
     def _zero_metric_message(self, keeps_euclidean=False):
         what = ("The default's check keeps plain Euclidean distances on the varying features instead "

@@ -11,8 +11,11 @@ soon as ``minimize`` accepts it. Method options go to ``minimize(..., options=..
 to ``minimize`` unchanged) is resolved here into explicit ``eta, M, B1`` by
 :func:`practical_metric_params`.
 """
+import warnings
+
 from logt import params as _params
-from logt._minimize import METHODS, minimize
+from logt._minimize import METHODS, solve
+from logt._result import ConvergenceWarning
 
 __all__ = ["practical_metric_params", "check_optimizer", "run_minimize", "PRACTICAL_ETA_TIMES_L",
            "PRACTICAL_M", "PRACTICAL_B1"]
@@ -92,11 +95,12 @@ def check_optimizer(method, params, options):
                              "(params=, T=, method=, rng=)")
 
 
-def run_minimize(oracle, domain, T, method, params, options, rng):
+def run_minimize(oracle, domain, T, method, params, options, rng, warn=True):
     """``logt.minimize(oracle, domain, T, method, ...)`` with the estimator's optimizer parameters.
 
     With ``trace="counts"``: ``F`` on the evaluation pairs only at the end (``result_.fun``),
-    not at every epoch, where it cost ~8% of a digits fit."""
+    not at every epoch, where it cost ~8% of a digits fit. ``warn=False``: no ``ConvergenceWarning``
+    (the estimators issue their own at the end of ``fit``, saying what the check kept)."""
     opts = dict(options or {})
     if method == "auto" and not (isinstance(params, str) and params == "auto"):
         method = "logt"              # a logT parameter rule other than "auto" asks for logT's epochs
@@ -108,4 +112,7 @@ def run_minimize(oracle, domain, T, method, params, options, rng):
             opts.update(eta=p.eta, M=p.M, B1=p.B1)
         else:
             opts["params"] = params
-    return minimize(oracle, domain, T, method=method, rng=rng, options=opts, trace="counts")
+    res, warning = solve(oracle, domain, T, method=method, rng=rng, options=opts, trace="counts")
+    if warn and warning is not None:
+        warnings.warn(warning, ConvergenceWarning, stacklevel=2)
+    return res

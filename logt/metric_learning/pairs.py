@@ -338,12 +338,12 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         if not both:                              # one kind of pair only: the model's own threshold
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
             self.calibration_ = {"how": "model", "n_pairs": 0}
-            return self
+            return self._fitted()
         del X, Z, Xs, oracle                    # the check's fold fits need the memory
         cal = dict(cal or {})
         if euclid and not np.any(self.components_):
             self._keep_euclidean(a, b, y, active_in, cal)       # a zero metric (warned) cannot beat anything
-            return self
+            return self._fitted()
         self.calibrate_threshold(pairs, y, **cal)              # the training pairs' threshold
         self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
         if self.check:
@@ -353,7 +353,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             if self.n_components is None and self.subspace_ is not None:
                 plain = "euclidean" if euclid else "subspace"
             self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain)
-        return self
+        return self._fitted()
 
     def _keep_euclidean(self, a, b, y, active, cal):
         """Plain Euclidean distances on the varying features ``active`` (d,) bool: ``components_`` the

@@ -358,7 +358,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     # the identity's rows at the varying features (as many rows as the learned metric may have)
                     self.components_ = _subspace.selection_rows(active_in)
                     self.n_components_ = self.components_.shape[0]
-        return self
+        return self._fitted()
 
     def _full_rank_check(self, X, codes, active, gen):
         """The default's check of a full-rank metric (few features): the metric learned with these parameters
