@@ -2,15 +2,20 @@
 import numpy as np
 
 
+def _ahead(new, old, z):
+    d = new.astype(float) - old
+    return d.mean() > z * d.std(ddof=1) / np.sqrt(d.size)
+
+
 def paired_reference(hits, z):
     """The plainest candidate ("euclidean", else "subspace") unless the most accurate (ties in the order
     learned, subspace, euclidean) beats it on the same rows by more than ``z`` standard errors of the paired
-    hit difference."""
+    hit difference; then "standardized" (when given) if it beats that choice by more than ``z`` of them."""
     plain = "euclidean" if "euclidean" in hits else "subspace"
     order = [c for c in ("learned", "subspace", "euclidean") if c in hits]
     acc = {c: np.mean(hits[c]) for c in order}
     best = [c for c in order if acc[c] == max(acc.values())][0]
-    if best == plain:
-        return plain
-    d = hits[best].astype(float) - hits[plain]
-    return best if d.mean() > z * d.std(ddof=1) / np.sqrt(d.size) else plain
+    choice = best if best != plain and _ahead(hits[best], hits[plain], z) else plain
+    if "standardized" in hits and _ahead(hits["standardized"], hits[choice], z):
+        return "standardized"
+    return choice

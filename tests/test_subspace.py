@@ -321,9 +321,11 @@ def test_choose_candidate_keeps_the_plainest_unless_another_is_ahead_by_one_stan
 
 
 # (seed, class_sep, heavy-tailed, the check's choice): 500 x 300, 4 informative directions, 3 classes; the
-# six reach all three choices
-CHECK_PROBLEMS = [(0, 0.8, False, "euclidean"), (1, 0.8, False, "euclidean"), (1, 2.5, False, "learned"),
-                  (1, 2.5, True, "subspace"), (2, 1.5, True, "euclidean"), (2, 2.5, False, "learned")]
+# seven reach all four choices ("standardized": the learned metric on the subspace with the standardized
+# class-mean directions)
+CHECK_PROBLEMS = [(0, 0.8, False, "euclidean"), (1, 0.8, False, "standardized"), (1, 2.5, False, "learned"),
+                  (1, 2.5, True, "standardized"), (2, 1.5, True, "euclidean"), (2, 2.5, False, "learned"),
+                  (5, 0.8, True, "subspace")]
 
 
 def _check_against_scikit_learn(seed, sep, heavy, monkeypatch):
@@ -333,39 +335,58 @@ def _check_against_scikit_learn(seed, sep, heavy, monkeypatch):
     from logt._rng import check_rng
     from logt.experiments.highdim_data import dense_classification
     X, y = dense_classification(500, 300, n_informative=4, n_classes=3, class_sep=sep, heavy_tailed=heavy, rng=seed)
-    fits = []                                      # (rows, components_ on the subspace coordinates) of each fit
+    fits = []                                      # (Z's shape, components_ on the subspace coordinates) of each fit
     inner = MetricLearner._fit_metric
 
     def recording(self, Z, codes, gen, **kw):
         inner(self, Z, codes, gen, **kw)
-        fits.append((Z.shape[0], self.components_.copy()))
+        fits.append((Z.shape, self.components_.copy()))
     monkeypatch.setattr(MetricLearner, "_fit_metric", recording)
     ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
     c = ml.check_accuracy_
-    assert set(c) == {"learned", "subspace", "euclidean", "how", "n_rows"} and c["how"] == "held-out"
-    _, active, fr = MetricLearner(rng=seed)._subspace_fit(X, check_rng(seed), y.astype(np.intp))
+    assert c["how"] == "held-out"
+    ref = MetricLearner(rng=seed)
+    _, active, fr = ref._subspace_fit(X, check_rng(seed), y.astype(np.intp))
+    std = ref._standardized_rows                  # the standardized class-mean directions, (m, d)
+    assert set(c) == {"learned", "subspace", "euclidean", "how", "n_rows"} | (
+        {"standardized", "directions"} if std.shape[0] else set())
 
     def held_out_hits(Z):
         return KNeighborsClassifier(1).fit(Z[fr], y[fr]).predict(Z[~fr]) == y[~fr]
-    Zs = (X - ml.subspace_mean_) @ ml.subspace_.T
+    k = ref.subspace_.shape[0]
+    Zs = (X - ref.subspace_mean_) @ ref.subspace_.T
+    # the fits: the learned metric on the fit rows, the standardized candidate on the fit rows (on Zs and the
+    # standardized coordinates), then the kept learned metric again on all rows
+    assert fits[0][0] == (fr.sum(), k)
     hits = {"learned": held_out_hits(Zs @ fits[0][1].T), "subspace": held_out_hits(Zs),
             "euclidean": held_out_hits(X)}
+    if std.shape[0]:
+        assert fits[1][0] == (fr.sum(), k + std.shape[0])
+        Z2 = np.hstack([Zs, (X - ref.subspace_mean_) @ std.T])
+        hits["standardized"] = held_out_hits(Z2 @ fits[1][1].T)
     assert c["n_rows"] == (~fr).sum()
     for name, h in hits.items():
         assert c[name] == pytest.approx(h.mean())
-    assert ml.metric_choice_ == paired_reference(hits, S.CHECK_Z)
-    if ml.metric_choice_ == "euclidean":
+    choice = paired_reference(hits, S.CHECK_Z)
+    assert ml.metric_choice_ == ("learned" if choice == "standardized" else choice)
+    n_checked = 1 + bool(std.shape[0])             # the fits of the check
+    if choice == "euclidean":
         np.testing.assert_array_equal(ml.components_, np.eye(X.shape[1])[active])
         np.testing.assert_allclose(ml.transform(X[:20]), X[:20, active], atol=0)
-    elif ml.metric_choice_ == "learned":
+    elif choice in ("learned", "standardized"):
         # checked: the metric fitted on the fit rows; kept: the same learned again on all rows
-        assert [f[0] for f in fits] == [fr.sum(), len(X)]
-        np.testing.assert_allclose(ml.components_, fits[1][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
+        assert len(fits) == n_checked + 1 and fits[-1][0][0] == len(X)
+        np.testing.assert_allclose(ml.components_, fits[-1][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
+        if choice == "standardized":
+            np.testing.assert_allclose(ml.subspace_, np.vstack([ref.subspace_, std]), atol=0)
+            assert c["directions"] == "principal, class means, standardized class means"
+        else:
+            np.testing.assert_allclose(ml.subspace_, ref.subspace_, atol=0)
     else:
         np.testing.assert_allclose(ml.components_, ml.subspace_, atol=0)
-    if ml.metric_choice_ != "learned":
-        assert len(fits) == 1                      # no second fit for a metric that is not kept
-    return ml.metric_choice_
+    if choice not in ("learned", "standardized"):
+        assert len(fits) == n_checked              # no refit for a metric that is not kept
+    return choice
 
 
 @pytest.mark.parametrize("seed, sep, heavy, choice", CHECK_PROBLEMS)
@@ -374,7 +395,7 @@ def test_check_chooses_by_held_out_1nn_hits_against_scikit_learn(seed, sep, heav
 
 
 def test_the_check_problems_reach_each_choice():
-    assert {p[-1] for p in CHECK_PROBLEMS} == {"euclidean", "learned", "subspace"}
+    assert {p[-1] for p in CHECK_PROBLEMS} == {"euclidean", "learned", "subspace", "standardized"}
 
 
 def test_check_compares_at_most_check_max_rows_held_out_rows(monkeypatch):
@@ -564,8 +585,118 @@ def test_class_mean_directions_come_from_the_fit_rows_only():
     mean, V, var, total = S.principal_subspace(X, S.MAX_AUTO_RANK, None)
     V = V[:S.auto_rank(var, total, X.shape[0])]
     np.testing.assert_allclose(np.abs(a.subspace_[:V.shape[0]] @ V.T), np.eye(V.shape[0]), atol=1e-8)
-    extra = a.subspace_[V.shape[0]:]
     ref = S.class_mean_directions(X[fit_rows], y[fit_rows], mean, V)
+    extra = a.subspace_[V.shape[0]:V.shape[0] + ref.shape[0]]          # (then any standardized directions)
     leaky = S.class_mean_directions(X, y, mean, V)
     np.testing.assert_allclose(np.abs(extra @ ref.T), np.eye(ref.shape[0]), atol=1e-8)
     assert abs(float(extra[0] @ leaky[0])) < 1 - 1e-6                  # all rows would give another one
+
+
+def _standardized_reference(X, codes, mean, basis):
+    """standardized_mean_directions written out: per-class loops, the pooled within-class standard deviation
+    with ddof = C, its median over the features that vary within the classes, the offsets over (s + s0)^2,
+    projected off the basis; returns that matrix (C, d) (its row space is the answer)."""
+    C = codes.max() + 1
+    resid = np.vstack([X[codes == c] - X[codes == c].mean(0) for c in range(C)])
+    sd = np.sqrt((resid ** 2).sum(0) / (len(codes) - C))
+    s0 = np.median(sd[sd > 0])
+    M = np.array([np.sqrt((codes == c).sum()) * (X[codes == c].mean(0) - mean) for c in range(C)])
+    M = M / (sd + s0) ** 2
+    return M - (M @ basis.T) @ basis
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_standardized_mean_directions_against_dense_reference(sparse):
+    g = np.random.default_rng(5)
+    X = g.standard_normal((150, 40)) * np.geomspace(0.01, 100, 40) + 3.0
+    X[:, 7] = 2.0                                                          # constant: sd 0, left out of s0
+    codes = g.integers(4, size=150)
+    mean = X.mean(0)
+    basis = np.linalg.qr(g.standard_normal((40, 6)))[0].T
+    E = S.standardized_mean_directions(sp.csr_matrix(X) if sparse else X, codes, mean, basis)
+    assert E.shape == (3, 40)
+    np.testing.assert_allclose(E @ E.T, np.eye(3), atol=1e-10)
+    np.testing.assert_allclose(E @ basis.T, 0.0, atol=1e-10)
+    M = _standardized_reference(X, codes, mean, basis)
+    np.testing.assert_allclose(E.T @ (E @ M.T), M.T, atol=1e-9 * np.abs(M).max())        # the same row space
+
+
+def _scaled_signal(n, scales, g):
+    """Features of random scales (``scales``, (d,)); the first 4 hold the two classes (offset +-0.5 sd each)."""
+    y = g.integers(2, size=n)
+    Z = g.standard_normal((n, scales.size))
+    Z[:, :4] += 0.5 * (2 * y - 1)[:, None]
+    return Z * scales, y
+
+
+def test_standardized_directions_separate_classes_where_raw_class_means_point_at_large_scale_noise():
+    # 400 noise features and 4 informative ones, scales over three decades: the raw class-mean direction is
+    # mostly the sampling error of the large-scale features; the standardized one separates new rows
+    def fisher(X, y, w):
+        p = X @ w
+        return (p[y == 1].mean() - p[y == 0].mean()) ** 2 / (0.5 * (p[y == 1].var() + p[y == 0].var()))
+    for seed in range(3):
+        g = np.random.default_rng(seed)
+        scales = 10.0 ** g.uniform(-1.5, 1.5, 404)
+        scales[:4] = 10.0 ** np.array([-1, -0.5, 0, 0.5])
+        X, y = _scaled_signal(600, scales, g)
+        Xn, yn = _scaled_signal(4000, scales, g)
+        none = np.zeros((0, 404))
+        raw = S.class_mean_directions(X, y, X.mean(0), none)[0]
+        std = S.standardized_mean_directions(X, y, X.mean(0), none)[0]
+        # measured: raw 0.003-0.007, standardized 0.52-0.78 (4: every informative feature's separation)
+        assert fisher(Xn, yn, std) > 0.3 and fisher(Xn, yn, std) > 20 * fisher(Xn, yn, raw)
+
+
+def test_choose_candidate_standardized_needs_to_beat_the_choice():
+    m = 400
+    base = np.zeros(m, dtype=bool)
+    base[:200] = True
+    ahead = base.copy()
+    ahead[200:210] = True
+    ahead[:2] = False                                                   # +8 / 400 over base: beyond one se
+    further = ahead.copy()
+    further[210:222] = True                                             # +12 over ahead
+    hits = {"learned": ahead, "subspace": base, "euclidean": base}
+    assert S.choose_candidate({**hits, "standardized": further}) == "standardized"
+    assert S.choose_candidate({**hits, "standardized": ahead}) == "learned"          # level with the choice
+    # ahead of Euclidean but not of the learned metric the check would keep: the learned metric
+    slight = ahead.copy()
+    slight[210:213] = True                                              # +3 and -2 over ahead: within one se
+    slight[2:4] = False
+    assert S.choose_candidate({**hits, "standardized": slight}) == "learned"
+    assert S.choose_candidate({"learned": base, "subspace": base, "euclidean": base, "standardized": ahead}) \
+        == "standardized"
+    g = np.random.default_rng(1)
+    for _ in range(300):
+        p = g.uniform(0.2, 0.9, size=4)
+        h = {c: g.random(60) < q for c, q in zip(("learned", "subspace", "euclidean", "standardized"), p)}
+        if g.random() < 0.3:
+            del h["euclidean"]
+        z = float(g.choice([0.0, 0.5, 1.0, 2.0]))
+        assert S.choose_candidate(h, z=z) == paired_reference(h, z)
+
+
+@pytest.mark.parametrize("seed, sep, heavy", [(0, 0.8, False), (1, 2.5, False), (5, 0.8, True)])
+def test_the_standardized_candidate_leaves_the_default_alone_unless_kept(seed, sep, heavy, monkeypatch):
+    # its fit draws from a spawned generator: without the candidate the default's fit is the same, bit for bit
+    from logt.experiments.highdim_data import dense_classification
+    X, y = dense_classification(500, 300, n_informative=4, n_classes=3, class_sep=sep, heavy_tailed=heavy, rng=seed)
+    ml = MetricLearner(rng=seed, T=20_000).fit(X, y)
+    assert "standardized" in ml.check_accuracy_
+    assert ml.check_accuracy_["directions"] == "principal, class means"             # these problems: not kept
+    monkeypatch.setattr(S, "standardized_mean_directions",
+                        lambda X, codes, mean, basis, rtol=1e-8: np.zeros((0, basis.shape[1])))
+    plain = MetricLearner(rng=seed, T=20_000).fit(X, y)
+    assert "standardized" not in plain.check_accuracy_ and plain.metric_choice_ == ml.metric_choice_
+    np.testing.assert_array_equal(plain.components_, ml.components_)
+    np.testing.assert_array_equal(plain.subspace_, ml.subspace_)
+
+
+def test_check_false_has_no_standardized_directions():
+    X, y = _low_variance_signal(600, 2)
+    ml = MetricLearner(rng=0, T=20_000, check=False).fit(X, y)
+    mean, V, var, total = S.principal_subspace(X, S.MAX_AUTO_RANK, None)
+    k = S.auto_rank(var, total, X.shape[0])
+    assert ml.subspace_.shape[0] == k + S.class_mean_directions(X, y, mean, V[:k]).shape[0]
+    assert ml.check_accuracy_ is None

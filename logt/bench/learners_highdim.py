@@ -45,10 +45,11 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
         t = _timed_fit(est, Xtr, ytr)
         note = f"rank {est.n_components_}, {est.n_projections_} projections"
         if est.subspace_ is not None and est.n_components is None:
+            std = "standardized" in (est.check_accuracy_ or {}).get("directions", "")
             note += (", plain Euclidean distances (the check's choice)"
                      if est.metric_choice_ == "euclidean" else
-                     f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal and "
-                     "class means)")
+                     f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal"
+                     + (", class means and standardized class means)" if std else " and class means)"))
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):

@@ -397,6 +397,7 @@ class MahalanobisLearner(BaseEstimator):
         (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned from ``gen``, so
         ``gen``'s own stream is unchanged."""
         self.subspace_ = self.subspace_mean_ = None
+        self._standardized_rows = None
         n, d = X.shape
         self._check_n_components(d)
         active = varying_features(X)             # constant features: exactly 0 in the basis
@@ -426,6 +427,10 @@ class MahalanobisLearner(BaseEstimator):
                 fr = slice(None) if fit_rows is None else fit_rows
                 extra = _subspace.class_mean_directions(Xa[fr], codes[fr], mean_a, basis_a)
                 basis_a = np.vstack([basis_a, extra])
+                if fit_rows is not None:          # the held-out check's further candidate (MetricLearner)
+                    std = _subspace.standardized_mean_directions(Xa[fr], codes[fr], mean_a, basis_a)
+                    self._standardized_rows = np.zeros((std.shape[0], d))
+                    self._standardized_rows[:, active] = std
             k = basis_a.shape[0]
         basis = np.zeros((k, d))
         basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
@@ -450,6 +455,12 @@ class MahalanobisLearner(BaseEstimator):
             return
         if check is not None:
             self._record_check(*check)
+        if self.metric_choice_ == "standardized":
+            # MetricLearner's further candidate: the metric learned on the subspace extended by the standardized
+            # class-mean directions (_standardized_check); it is a learned metric
+            self.subspace_ = np.vstack([self.subspace_, self._standardized_rows])
+            self.components_ = self._standardized_metric
+            self.metric_choice_ = "learned"
         if self.metric_choice_ == "euclidean":
             comps = _subspace.euclidean_rows(X, active)
         elif self.metric_choice_ == "subspace":
@@ -471,6 +482,10 @@ class MahalanobisLearner(BaseEstimator):
         self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in hits.items()},
                                 "how": how, "n_rows": n_rows}
         self.metric_choice_ = _subspace.choose_candidate(hits)
+        if "standardized" in hits:
+            self.check_accuracy_["directions"] = (
+                "principal, class means, standardized class means" if self.metric_choice_ == "standardized"
+                else "principal, class means")
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):

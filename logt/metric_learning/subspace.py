@@ -17,7 +17,8 @@ implicitly (sparse input stays sparse). Memory ``O(n d)`` for the input plus
 :func:`auto_rank` is the default rank (``n_components=None``) of high-dimensional
 input; :func:`uses_subspace` says when the default works in a subspace at all. The
 default adds the class means' span outside the principal directions
-(:func:`class_mean_directions`) and checks the learned metric on held-out rows
+(:func:`class_mean_directions`; their standardized form, :func:`standardized_mean_directions`,
+only through a further candidate of the check) and checks the learned metric on held-out rows
 (:func:`holdout_split`, :func:`nn1_hits`; cross-fitted on :func:`fold_split`'s folds,
 :func:`crossfit_hits`, when the classes are too small to hold rows out) against the subspace and plain Euclidean distances
 (:func:`euclidean_rows`), keeping a learned metric only when the check can tell it
@@ -32,7 +33,8 @@ from logt.metric_learning import scaling as _scaling
 
 __all__ = ["principal_subspace", "auto_rank", "uses_subspace", "project_rows", "loo_1nn_accuracy",
            "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "ahead_by_se", "CANDIDATES", "CHECK_Z",
-           "class_mean_directions", "holdout_split", "euclidean_candidate", "euclidean_rank", "euclidean_rows",
+           "class_mean_directions", "standardized_mean_directions", "holdout_split", "euclidean_candidate",
+           "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
            "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS",
            "fold_split", "crossfit_hits", "CROSSFIT_FOLDS",
@@ -258,13 +260,18 @@ def choose_candidate(hits, z=CHECK_Z):
     raw wide data of few informative directions the three are often within the check's noise (a few
     hundred rows: a standard error near 0.02), and there "the most accurate on these rows" picked
     the worse metric about as often as the better one.
+
+    "standardized" (optional: a metric learned on a subspace extended by
+    :func:`standardized_mean_directions`, ``MetricLearner``'s held-out check) is a further step: it replaces
+    the choice above only when ahead of it by more than ``z`` standard errors.
     """
     names = [c for c in CANDIDATES if c in hits]
     plain = "euclidean" if "euclidean" in hits else "subspace"
     best = max(names, key=lambda c: (float(np.mean(hits[c])), -names.index(c)))
-    if best == plain:
-        return plain
-    return best if ahead_by_se(hits[best], hits[plain], z) else plain
+    choice = best if best != plain and ahead_by_se(hits[best], hits[plain], z) else plain
+    if "standardized" in hits and ahead_by_se(hits["standardized"], hits[choice], z):
+        return "standardized"
+    return choice
 
 
 def ahead_by_se(h_new, h_plain, z=CHECK_Z):
@@ -279,6 +286,28 @@ def ahead_by_se(h_new, h_plain, z=CHECK_Z):
     return float(np.mean(diff)) > z * se
 
 
+def _class_means(X, codes):
+    """``(means, counts)``: the class means (C, d) of ``X`` (n, d; dense or sparse) over labels ``codes``
+    (n,) in ``0..C-1`` and the class sizes (C,), at least 1."""
+    C = int(codes.max()) + 1
+    ind = sp.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))), shape=(C, codes.size))
+    counts = np.maximum(np.asarray(ind.sum(axis=1)).ravel(), 1.0)
+    S = ind @ X
+    return (S.toarray() if sp.issparse(S) else np.asarray(S)) / counts[:, None], counts
+
+
+def _outside(M, basis, n_max, rtol):
+    """The row space of ``M`` (C, d) outside the orthonormal rows ``basis`` (k, d): orthonormal rows
+    ``(m, d)``, ``m <= n_max``, the right singular vectors above ``rtol`` of the largest."""
+    M = M.copy()
+    for _ in range(2):                            # twice: orthogonal to the basis to rounding
+        M -= (M @ basis.T) @ basis
+    _, s, Vt = np.linalg.svd(M, full_matrices=False)
+    if s.size == 0 or not s[0] > 0.0:
+        return np.zeros((0, basis.shape[1]))
+    return Vt[s > rtol * s[0]][:max(n_max, 0)]
+
+
 def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
     """The span of the class means outside a basis: orthonormal rows ``(m, d)``, ``m <= C - 1``.
 
@@ -290,18 +319,35 @@ def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
     scale and no class information; the class means are the first-order class information
     (the span of Fisher's discriminant directions), at ``O(n d + C^2 d)``.
     """
-    C = int(codes.max()) + 1
-    ind = sp.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))), shape=(C, codes.size))
-    counts = np.maximum(np.asarray(ind.sum(axis=1)).ravel(), 1.0)
-    S = ind @ X
-    M = (S.toarray() if sp.issparse(S) else np.asarray(S)) / counts[:, None] - mean
-    M *= np.sqrt(counts)[:, None]
-    for _ in range(2):                            # twice: orthogonal to the basis to rounding
-        M -= (M @ basis.T) @ basis
-    _, s, Vt = np.linalg.svd(M, full_matrices=False)
-    if s.size == 0 or not s[0] > 0.0:
-        return np.zeros((0, basis.shape[1]))
-    return Vt[s > rtol * s[0]][:max(C - 1, 0)]
+    means, counts = _class_means(X, codes)
+    return _outside((means - mean) * np.sqrt(counts)[:, None], basis, means.shape[0] - 1, rtol)
+
+
+def standardized_mean_directions(X, codes, mean, basis, rtol=1e-8):
+    """The class means' discriminant directions in standardized units, outside a basis: orthonormal rows
+    ``(m, d)``, ``m <= C - 1`` (arguments as :func:`class_mean_directions`).
+
+    Feature ``j`` of a class mean's offset is divided by ``(s_j + s_0)^2``: ``s_j`` the pooled within-class
+    standard deviation, ``s_0`` its median over the features that vary within the classes (the nearest
+    shrunken centroids' standardization, Tibshirani et al. 2002), so the direction is the diagonal
+    discriminant ``D^-1 (mu_c - mu)`` of a shrunken diagonal covariance ``D``. Where features come in
+    incomparable units (scales over decades, few informative features among many noisy ones) the raw
+    class means point mostly along large-scale noise features; these do not. ``O(n d + C^2 d)``;
+    the default's check keeps a metric learned with them only when it beats its choice without them
+    (``MetricLearner``).
+    """
+    means, counts = _class_means(X, codes)
+    if sp.issparse(X):                            # counts-like data: the moments' difference, sparse
+        ss = np.asarray(X.multiply(X).sum(axis=0)).ravel() - (counts[:, None] * means ** 2).sum(axis=0)
+    else:                              # about each class mean (no cancellation), in blocks of 2^22 entries
+        ss = np.zeros(X.shape[1])
+        step = max(1, 2 ** 22 // max(X.shape[1], 1))
+        for i in range(0, X.shape[0], step):
+            ss += ((X[i:i + step] - means[codes[i:i + step]]) ** 2).sum(axis=0)
+    sd = np.sqrt(np.maximum(ss, 0.0) / max(codes.size - means.shape[0], 1))
+    s0 = float(np.median(sd[sd > 0])) if np.any(sd > 0) else 1.0
+    M = (means - mean) * np.sqrt(counts)[:, None] / (sd + s0) ** 2
+    return _outside(M, basis, means.shape[0] - 1, rtol)
 
 
 def euclidean_rank(n_samples, n_active, n_features):
