@@ -121,7 +121,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         against the subspace's Euclidean metric and, on dense input, plain Euclidean distances on the
         raw features: the plainest of them (Euclidean, else the subspace) is kept unless another is
         ahead of it on the same rows by more than one standard error
-        (``subspace.choose_candidate``); a kept learned metric is learned again on all rows
+        (``subspace.choose_candidate``); then a metric learned with the class means' standardized
+        directions added (``subspace.standardized_mean_directions``) replaces that choice only when ahead
+        of it by one standard error too; a kept learned metric is learned again on all rows
         (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit). Classes too
         small to hold 20 rows out: the check is cross-fitted instead (4 stratified folds, each row's
         hits under a metric learned without its fold; 4 more fits, at such ``n`` a few tenths of a second).
@@ -192,7 +194,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         dict, or None (no check ran: ``check=False``, an int ``n_components``, or a zero learned metric): the 1-NN
         accuracies of the check, ``learned``, ``euclidean`` and, on a subspace, ``subspace`` (there
         ``euclidean`` on dense input only, see above), ``how`` ("held-out", or "cross-fitted" when the
-        classes are too small to hold out 20 rows) and ``n_rows`` checked.
+        classes are too small to hold out 20 rows) and ``n_rows`` checked; held out on a subspace, also
+        ``standardized`` (the metric learned with the standardized class-mean directions; absent when the
+        check's choice hit every row) and ``directions`` (whether ``subspace_`` holds those directions).
     components_
         (rank, d), ``L`` with ``W = L^T L`` on the original features
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
