@@ -424,11 +424,11 @@ class MahalanobisLearner(BaseEstimator):
             self._n_principal = basis_a.shape[0]          # the label-free rows of subspace_ (the check's folds)
             if codes is not None:
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0]) if holdout else None
-                fr = slice(None) if fit_rows is None else fit_rows
-                extra = _subspace.class_mean_directions(Xa[fr], codes[fr], mean_a, basis_a)
+                Xf, cf = (Xa, codes) if fit_rows is None else (Xa[fit_rows], codes[fit_rows])
+                extra = _subspace.class_mean_directions(Xf, cf, mean_a, basis_a)
                 basis_a = np.vstack([basis_a, extra])
                 if fit_rows is not None:          # the held-out check's further candidate (MetricLearner)
-                    std = _subspace.standardized_mean_directions(Xa[fr], codes[fr], mean_a, basis_a)
+                    std = _subspace.standardized_mean_directions(Xf, cf, mean_a, basis_a)
                     self._standardized_rows = np.zeros((std.shape[0], d))
                     self._standardized_rows[:, active] = std
             k = basis_a.shape[0]
@@ -439,7 +439,7 @@ class MahalanobisLearner(BaseEstimator):
         self.subspace_mean_, self.subspace_ = mean, basis
         return _subspace.project_rows(X, mean, basis), active, fit_rows
 
-    def _subspace_finish(self, active, X=None, check=None):
+    def _subspace_finish(self, active, X=None, check=None, standardized=None):
         """After the fit on the subspace coordinates: ``components_`` composed with ``subspace_``
         (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
         :meth:`_subspace_fit`) back on the original features.
@@ -448,18 +448,20 @@ class MahalanobisLearner(BaseEstimator):
         candidate's 1-NN hits on the checked rows), or None (no check: the learned metric).
         :func:`subspace.choose_candidate` keeps the plainest candidate unless another is ahead of it by
         more than one standard error (``metric_choice_``, ``check_accuracy_``); a chosen Euclidean metric
-        is :func:`subspace.euclidean_rows` of the raw input ``X``."""
+        is :func:`subspace.euclidean_rows` of the raw input ``X``. ``standardized``: ``MetricLearner``'s
+        further candidate, its metric on the subspace extended by ``_standardized_rows``
+        (``MetricLearner._standardized_check``), or None; kept, it is a learned metric on that subspace.
+        Returns whether it was kept."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             self.n_components_ = self.components_.shape[0]
-            return
+            return False
         if check is not None:
             self._record_check(*check)
-        if self.metric_choice_ == "standardized":
-            # MetricLearner's further candidate: the metric learned on the subspace extended by the standardized
-            # class-mean directions (_standardized_check); it is a learned metric
+        kept = self.metric_choice_ == "standardized"
+        if kept:
             self.subspace_ = np.vstack([self.subspace_, self._standardized_rows])
-            self.components_ = self._standardized_metric
+            self.components_ = standardized
             self.metric_choice_ = "learned"
         if self.metric_choice_ == "euclidean":
             comps = _subspace.euclidean_rows(X, active)
@@ -474,6 +476,7 @@ class MahalanobisLearner(BaseEstimator):
         self.n_components_ = k if self.n_components is not None else comps.shape[0]
         self.n_features_in_ = active.size
         self.active_features_ = active
+        return kept
 
     def _record_check(self, hits, how, n_rows):
         """The default's check from each candidate's 1-NN hits on the checked rows (name -> float (n_rows,),

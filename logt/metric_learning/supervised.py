@@ -344,14 +344,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         with single_threaded_blas():
             check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
                      if self.subspace_ is not None and checked else None)
-            extended = None
+            extended, metric = None, None
             if check is not None and fit_rows is not None:
                 # its fit draws from a spawned generator: gen's own stream (the refit below) is untouched
-                extended = self._standardized_check(X, Zall, codes_all, fit_rows, check[0], gen.spawn(1)[0])
-            self._subspace_finish(active_in, X, check)
-        if extended is not None and self.subspace_.shape[0] == extended.shape[1]:     # that candidate was kept
-            Zall = extended
-        self._standardized_rows = self._standardized_metric = None
+                extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
+                                                            gen.spawn(1)[0])
+            if self._subspace_finish(active_in, X, check, metric):      # the standardized candidate kept
+                Zall = extended
+        self._standardized_rows = None
         if fit_rows is not None and self.metric_choice_ == "learned":
             # the check kept the learned metric: learn it again on every row (the held-out ones included)
             self._fit_metric(Zall, codes_all, gen)
@@ -470,18 +470,18 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         ``hits["standardized"]`` and :func:`subspace.choose_candidate` keeps it only when it beats the check's
         choice among the others by more than one standard error. ``Z`` (n, k): every row's subspace
         coordinates; ``gen`` draws the candidate's fit (a fresh estimator, warnings silenced). Returns every
-        row's coordinates in the extended subspace (n, k + m), or None (no candidate) when there are no such
-        directions or the check's choice hits every checked row (nothing to beat)."""
+        row's coordinates in the extended subspace (n, k + m) and the candidate's ``components_`` on them, or
+        ``(None, None)`` (no candidate) when there are no such directions or the check's choice hits every
+        checked row (nothing to beat)."""
         rows = self._standardized_rows
         if rows is None or rows.shape[0] == 0 or np.all(hits[_subspace.choose_candidate(hits)]):
-            return None                   # no such directions, or nothing to beat: every checked row a hit
+            return None, None             # no such directions, or nothing to beat: every checked row a hit
         Z2 = np.hstack([Z, _subspace.project_rows(X, self.subspace_mean_, rows)])
         fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
         est = self._check_fit(Z2[fr], codes[fr], gen)
         A = Z2 @ est.components_.T
         hits["standardized"] = _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])
-        self._standardized_metric = est.components_
-        return Z2
+        return Z2, est.components_
 
     def _crossfit_hits(self, X, codes, gen):
         """``(folds, {"learned": hits, "subspace": hits})`` for the default's check when no rows can be held
