@@ -10,12 +10,15 @@ def _ahead(new, old, z):
 def paired_reference(hits, z):
     """The plainest candidate ("euclidean", else "subspace") unless the most accurate (ties in the order
     learned, subspace, euclidean) beats it on the same rows by more than ``z`` standard errors of the paired
-    hit difference; then "standardized" (when given) if it beats that choice by more than ``z`` of them."""
+    hit difference; then "standardized" and "principal" in turn (when given), each replacing the choice so far
+    when it beats it by more than ``z`` of them."""
     plain = "euclidean" if "euclidean" in hits else "subspace"
     order = [c for c in ("learned", "subspace", "euclidean") if c in hits]
     acc = {c: np.mean(hits[c]) for c in order}
     best = [c for c in order if acc[c] == max(acc.values())][0]
     choice = best if best != plain and _ahead(hits[best], hits[plain], z) else plain
     if "standardized" in hits and _ahead(hits["standardized"], hits[choice], z):
-        return "standardized"
+        choice = "standardized"
+    if "principal" in hits and _ahead(hits["principal"], hits[choice], z):
+        choice = "principal"
     return choice

@@ -63,7 +63,7 @@ def test_highdim_rows_against_direct_knn():
     from sklearn.model_selection import train_test_split
     import numpy as np
     from sklearn.neighbors import KNeighborsClassifier, NeighborhoodComponentsAnalysis
-    from logt.bench.learners_highdim import evaluate_set, format_section
+    from logt.bench.learners_highdim import directions_text, evaluate_set, format_section
     from logt.experiments.highdim_data import shifted_digits
     X, y = shifted_digits(400, canvas=20, size=12, max_shift=2, rng=3)
     rows = evaluate_set("tiny", X, y, n_components=16, nca=True)
@@ -78,6 +78,12 @@ def test_highdim_rows_against_direct_knn():
     Z, Zt = nca.transform(Xtr / s), nca.transform(Xte / s)
     assert rows[4]["acc1"] == KNeighborsClassifier(1).fit(Z, ytr).score(Zt, yte)
     assert rows[4]["n_iter"] == nca.n_iter_ and f"stopped after {nca.n_iter_}" in rows[4]["note"]
+    # the default's note: its rank and projections and, for a kept learned metric, what its subspace spans
+    from logt import MetricLearner
+    est = MetricLearner(rng=0).fit(Xtr, ytr)
+    assert rows[2]["note"].startswith(f"rank {est.n_components_}, {est.n_projections_} projections")
+    if est.metric_choice_ == "learned":
+        assert rows[2]["note"].endswith(f"on {est.subspace_.shape[0]} directions ({directions_text(est)})")
     table = format_section(rows)
     assert table.count("| tiny |") == 6 and "| rescaled NCA time / this |" in table
     cells = next(line for line in table.splitlines() if "| MetricLearner() |" in line).split(" | ")
@@ -265,3 +271,37 @@ def test_pairs_sweep_is_seeded_and_matches_direct_fits():
         accs = {float(np.mean(np.where(dt <= t, 1, -1) == yte))
                 for t in np.r_[-1.0, d] if np.mean(np.where(d <= t, 1, -1) == ytr) == best}
         assert r["euclid"] in accs                       # the Euclidean threshold maximizes training accuracy
+
+
+def test_identity_sweep_is_seeded_and_matches_direct_knn():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_highdim as LH
+    a = LH.identity_problem(np.random.default_rng(2))
+    b = LH.identity_problem(np.random.default_rng(2))
+    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    desc, Xtr, ytr, Xte, yte = a
+    C = np.unique(ytr).size
+    assert np.array_equal(np.bincount(yte), np.full(C, LH.IDENTITY_TEST_ROWS)) and desc.startswith(f"{C} classes")
+    lines = []
+    rows = LH.identity_sweep(1, seed=2, log=lines.append)
+    assert len(rows) == 1 and rows[0]["problem"] == desc and lines[-1].startswith("rank64: 1 problems")
+    est = MetricLearner(n_components=min(64, len(ytr) - 1), rng=0).fit(Xtr, ytr)
+    direct = KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["rank64"][0] == pytest.approx(direct)
+
+
+def test_directions_text_names_what_the_subspace_spans():
+    from types import SimpleNamespace
+
+    from logt.bench.learners_highdim import directions_text
+    said = {None: "principal and class means", "principal, class means": "principal and class means",
+            "principal, class means, standardized class means": "principal, class means and standardized class means",
+            "principal": "principal only"}
+    for directions, text in said.items():
+        check = None if directions is None else {"how": "held-out", "directions": directions}
+        assert directions_text(SimpleNamespace(check_accuracy_=check)) == text
+    assert directions_text(SimpleNamespace(check_accuracy_={"how": "cross-fitted"})) == "principal and class means"

@@ -46,3 +46,19 @@ def test_sets_are_reproducible_and_distinct():
     assert not set(a) & set(b) and not set(c) & (set(a) | set(b)) and len(c) == 5
     Xa = a["digits28"][0]
     assert np.array_equal(Xa, H.development_sets(rng=0)["digits28"][0])
+
+
+def test_identities_nuisance_rules_plain_distances():
+    X, y = H.identities(12, 6, 500, n_nuisance=4, n_identity=10, nuisance=4.0, separation=1.5, noise=0.5, rng=3)
+    assert X.shape == (72, 500) and np.array_equal(y, np.repeat(np.arange(12), 6))
+    X2, y2 = H.identities(12, 6, 500, n_nuisance=4, n_identity=10, nuisance=4.0, separation=1.5, noise=0.5, rng=3)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
+    assert not np.array_equal(X, H.identities(12, 6, 500, rng=4)[0][:, :500])
+    # the class means span the identity directions; the rest is the shared nuisance plus noise
+    means = np.array([X[y == c].mean(0) for c in range(12)])
+    assert np.linalg.matrix_rank(means - means.mean(0), tol=1e-6 * np.abs(means).max()) == 11
+    within = X - means[y]
+    s = np.linalg.svd(within, compute_uv=False)
+    assert s[3] > 3 * s[4]                               # four nuisance directions dominate the within-class spread
+    P, _ = H.identities(5, 4, 300, pixels=True, rng=0)
+    assert P.min() == 0 and P.max() == 255 and np.array_equal(P, np.round(P))

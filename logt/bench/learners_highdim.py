@@ -19,10 +19,19 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
-__all__ = ["HIGHDIM_SETS", "evaluate_set", "section", "format_section", "split_means", "random_problem",
-           "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS"]
+__all__ = ["HIGHDIM_SETS", "directions_text", "evaluate_set", "section", "format_section", "split_means",
+           "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS", "identity_problem",
+           "identity_sweep", "IDENTITY_TEST_ROWS"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
+
+
+def directions_text(est):
+    """The kinds of direction a fitted default ``MetricLearner``'s ``subspace_`` spans, as words: "principal and
+    class means" (also when no check ran), "principal, class means and standardized class means" or "principal
+    only" (``check_accuracy_["directions"]``)."""
+    kinds = (est.check_accuracy_ or {}).get("directions", "principal, class means").split(", ")
+    return f"{kinds[0]} only" if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
 
 
 def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
@@ -45,11 +54,8 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
         t = _timed_fit(est, Xtr, ytr)
         note = f"rank {est.n_components_}, {est.n_projections_} projections"
         if est.subspace_ is not None and est.n_components is None:
-            std = "standardized" in (est.check_accuracy_ or {}).get("directions", "")
-            note += (", plain Euclidean distances (the check's choice)"
-                     if est.metric_choice_ == "euclidean" else
-                     f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions (principal"
-                     + (", class means and standardized class means)" if std else " and class means)"))
+            note += (", plain Euclidean distances (the check's choice)" if est.metric_choice_ == "euclidean" else
+                     f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions ({directions_text(est)})")
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):
@@ -234,9 +240,52 @@ def tiny_sweep(n_problems=30, seed=1, log=print):
     return rows
 
 
-if __name__ == "__main__":   # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny N [--seed S]
+IDENTITY_TEST_ROWS = 5       # identity_problem's test rows per class
+
+
+def identity_problem(rng):
+    """``(description, Xtr, ytr, Xte, yte)``: :func:`logt.experiments.highdim_data.identities` of random shape
+    (3-40 classes of 3-11 training rows, 300-3,999 features, 3-19 nuisance and 5-39 identity directions, nuisance
+    1-5, separation 0.5-2, noise 0.5-3, raw 0..255 "pixels" on half of them) plus ``IDENTITY_TEST_ROWS`` test rows
+    per class; ``rng`` a ``numpy.random.Generator``. At most 120 training rows the default's check cross-fits."""
+    from logt.experiments.highdim_data import identities
+    C, m, d = int(rng.integers(3, 41)), int(rng.integers(3, 12)), int(rng.integers(300, 4000))
+    r, q = int(rng.integers(3, 20)), int(rng.integers(5, 40))
+    nuis, sep, noise = float(rng.uniform(1, 5)), float(rng.uniform(0.5, 2.0)), float(rng.uniform(0.5, 3.0))
+    X, y = identities(C, m + IDENTITY_TEST_ROWS, d, n_nuisance=r, n_identity=q, nuisance=nuis, separation=sep,
+                      noise=noise, pixels=bool(rng.random() < 0.5), rng=int(rng.integers(2**31)))
+    test = np.tile(np.arange(m + IDENTITY_TEST_ROWS) >= m, C)
+    return f"{C} classes x {m} d={d}", X[~test], y[~test], X[test], y[test]
+
+
+def identity_sweep(n_problems=30, seed=78, log=print):
+    """``MetricLearner()`` and ``MetricLearner(n_components=min(64, n - 1))`` against Euclidean k-NN on
+    :func:`identity_problem` ``0..n_problems-1`` (accuracy on the test rows): rows as :func:`random_sweep`'s plus
+    ``"rank64"``; ``python -m logt.bench.learners_highdim --identities N``."""
+    import warnings
+
+    from logt import MetricLearner
+    from logt._threads import single_threaded_blas
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_problems):
+        desc, Xtr, ytr, Xte, yte = identity_problem(g)
+        r = _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log)
+        with single_threaded_blas(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = MetricLearner(n_components=min(64, len(ytr) - 1), rng=0).fit(Xtr, ytr)
+        r["rank64"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)
+        rows.append(r)
+    log(sweep_summary(rows))
+    log(sweep_summary(rows, key="rank64"))
+    return rows
+
+
+if __name__ == "__main__":
+    # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny/--identities N [--seed S]
     import sys
-    for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1)):
+    for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1),
+                                      ("--identities", identity_sweep, 78)):
         if flag in sys.argv:
             seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed
             sweep(int(sys.argv[sys.argv.index(flag) + 1]), seed=seed)

@@ -18,7 +18,7 @@ from scipy import ndimage
 
 from logt._rng import check_rng
 
-__all__ = ["shifted_digits", "dense_classification", "sparse_classification",
+__all__ = ["shifted_digits", "dense_classification", "sparse_classification", "identities",
            "development_sets", "heldout_sets", "heldout2_sets"]
 
 
@@ -136,6 +136,37 @@ def sparse_classification(n_samples=2000, n_features=5000, n_classes=4, doc_leng
                       shape=(n_samples, n_features))
     X.sum_duplicates()
     return X, y.astype(np.int64)
+
+
+def identities(n_classes=20, per_class=8, n_features=2000, n_nuisance=8, n_identity=20, nuisance=3.0,
+               separation=1.0, noise=1.0, pixels=False, rng=0):
+    """Many classes of few rows each in many features under a strong shared nuisance (faces-like).
+
+    Row ``x = mu_y + A z + noise * e``: the class means ``mu_c`` lie in a random
+    ``n_identity``-dimensional subspace (``separation`` times standard normal coordinates,
+    each direction of squared length ``n_features / n_identity``), ``A z`` is a nuisance
+    shared by every class along ``n_nuisance`` random directions (``nuisance`` times standard
+    normal, total squared length ``n_features``), and ``e`` is isotropic standard normal noise.
+    Plain distances are ruled by the nuisance; a metric that removes it separates the classes.
+    With ``pixels`` the values are mapped to integers 0..255 (one affine map for all rows).
+    Rows come grouped by class, ``per_class`` rows each.
+
+    Returns
+    -------
+    X : (n_classes * per_class, n_features) float64
+    y : (n_classes * per_class,) int64
+    """
+    gen = check_rng(rng)
+    d = int(n_features)
+    A = np.linalg.qr(gen.standard_normal((d, n_nuisance)))[0] * np.sqrt(d / n_nuisance)
+    B = np.linalg.qr(gen.standard_normal((d, n_identity)))[0] * np.sqrt(d / n_identity)
+    mu = separation * gen.standard_normal((n_classes, n_identity)) @ B.T
+    y = np.repeat(np.arange(n_classes, dtype=np.int64), per_class)
+    X = (mu[y] + nuisance * gen.standard_normal((y.size, n_nuisance)) @ A.T
+         + noise * gen.standard_normal((y.size, d)))
+    if pixels:
+        X = np.round(255.0 * (X - X.min()) / (X.max() - X.min()))
+    return X, y
 
 
 def development_sets(rng=0):

@@ -176,6 +176,21 @@ def _active_columns(X, active):
     return X if active.all() else X[:, active]
 
 
+def scaled_active(X, active):
+    """``(Xa, unit)``: the ``active`` columns of ``X`` over ``unit``, 1.0 unless their squares would under- or
+    overflow (1e-200, 1e200; exact: the principal directions are those of ``X``, a mean is ``unit`` times Xa's)."""
+    Xa = _active_columns(X, active)
+    unit = _extreme_unit(Xa)
+    return (Xa if unit == 1.0 else Xa / unit), unit
+
+
+def full_mean(X, active, mean_active):
+    """(d,): ``mean_active`` at the ``active`` features, the first row's values at the constant ones."""
+    mean = (X[0].toarray() if sp.issparse(X) else X[0]).ravel().astype(np.float64)
+    mean[active] = mean_active
+    return mean
+
+
 def varying_features(X):
     """(d,) bool: the columns of ``X`` (dense or CSR) that are not exactly constant over its rows.
 
@@ -406,21 +421,16 @@ class MahalanobisLearner(BaseEstimator):
         if k is None:
             if not _subspace.uses_subspace(n, n_active):
                 return X, active, None
-            k_fit = max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
         elif k > n and d > _subspace.EXACT_MAX_FEATURES:
             raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
                              f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
         else:
             k_fit = min(k, n_active)
-        Xa = _active_columns(X, active)
-        unit = _extreme_unit(Xa)                  # 1.0 unless squares would under- or overflow (1e-200, 1e200)
-        if unit != 1.0:
-            Xa = Xa / unit                       # exact: the directions are those of X, the mean is rescaled below
+        Xa, unit = scaled_active(X, active)
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
-        mean_a, basis_a, var, total = _subspace.principal_subspace(Xa, k_fit, sub_rng)
         fit_rows = None
         if k is None:
-            basis_a = basis_a[:_subspace.auto_rank(var, total, n)]
+            mean_a, basis_a = _subspace.default_principal(Xa, sub_rng)
             self._n_principal = basis_a.shape[0]          # the label-free rows of subspace_ (the check's folds)
             if codes is not None:
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0]) if holdout else None
@@ -432,14 +442,14 @@ class MahalanobisLearner(BaseEstimator):
                     self._standardized_rows = np.zeros((std.shape[0], d))
                     self._standardized_rows[:, active] = std
             k = basis_a.shape[0]
+        else:
+            mean_a, basis_a, _, _ = _subspace.principal_subspace(Xa, k_fit, sub_rng)
         basis = np.zeros((k, d))
         basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
-        mean = (X[0].toarray() if sp.issparse(X) else X[0]).ravel().astype(np.float64)   # constant columns
-        mean[active] = mean_a * unit
-        self.subspace_mean_, self.subspace_ = mean, basis
-        return _subspace.project_rows(X, mean, basis), active, fit_rows
+        self.subspace_mean_, self.subspace_ = full_mean(X, active, mean_a * unit), basis
+        return _subspace.project_rows(X, self.subspace_mean_, basis), active, fit_rows
 
-    def _subspace_finish(self, active, X=None, check=None, standardized=None):
+    def _subspace_finish(self, active, X=None, check=None, standardized=None, principal=None):
         """After the fit on the subspace coordinates: ``components_`` composed with ``subspace_``
         (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
         :meth:`_subspace_fit`) back on the original features.
@@ -448,20 +458,25 @@ class MahalanobisLearner(BaseEstimator):
         candidate's 1-NN hits on the checked rows), or None (no check: the learned metric).
         :func:`subspace.choose_candidate` keeps the plainest candidate unless another is ahead of it by
         more than one standard error (``metric_choice_``, ``check_accuracy_``); a chosen Euclidean metric
-        is :func:`subspace.euclidean_rows` of the raw input ``X``. ``standardized``: ``MetricLearner``'s
-        further candidate, its metric on the subspace extended by ``_standardized_rows``
-        (``MetricLearner._standardized_check``), or None; kept, it is a learned metric on that subspace.
-        Returns whether it was kept."""
+        is :func:`subspace.euclidean_rows` of the raw input ``X``. ``standardized``, ``principal``:
+        ``MetricLearner``'s further candidates (:data:`subspace.FURTHER_CANDIDATES`), their metrics on the subspace
+        extended by ``_standardized_rows`` (``MetricLearner._standardized_check``) and on its first
+        ``_n_principal`` rows (``MetricLearner._principal_check``), or None; kept, one is a learned metric on
+        that subspace. Returns the name of the further candidate kept, or None."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             self.n_components_ = self.components_.shape[0]
-            return False
+            return None
         if check is not None:
             self._record_check(*check)
-        kept = self.metric_choice_ == "standardized"
-        if kept:
+        kept = self.metric_choice_ if self.metric_choice_ in _subspace.FURTHER_CANDIDATES else None
+        if kept == "standardized":
             self.subspace_ = np.vstack([self.subspace_, self._standardized_rows])
             self.components_ = standardized
+        elif kept == "principal":
+            self.subspace_ = self.subspace_[:self._n_principal]
+            self.components_ = principal
+        if kept is not None:
             self.metric_choice_ = "learned"
         if self.metric_choice_ == "euclidean":
             comps = _subspace.euclidean_rows(X, active)
@@ -485,10 +500,10 @@ class MahalanobisLearner(BaseEstimator):
         self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in hits.items()},
                                 "how": how, "n_rows": n_rows}
         self.metric_choice_ = _subspace.choose_candidate(hits)
-        if "standardized" in hits:
-            self.check_accuracy_["directions"] = (
-                "principal, class means, standardized class means" if self.metric_choice_ == "standardized"
-                else "principal, class means")
+        if any(c in hits for c in _subspace.FURTHER_CANDIDATES):
+            self.check_accuracy_["directions"] = {
+                "standardized": "principal, class means, standardized class means",
+                "principal": "principal"}.get(self.metric_choice_, "principal, class means")
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):
