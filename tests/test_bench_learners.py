@@ -305,3 +305,31 @@ def test_directions_text_names_what_the_subspace_spans():
         check = None if directions is None else {"how": "held-out", "directions": directions}
         assert directions_text(SimpleNamespace(check_accuracy_=check)) == text
     assert directions_text(SimpleNamespace(check_accuracy_={"how": "cross-fitted"})) == "principal and class means"
+
+
+def test_imbalanced_identity_problem_weights_to_the_training_proportions():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt.bench import learners_highdim as LH
+    a = LH.imbalanced_identity_problem(np.random.default_rng(3))
+    b = LH.imbalanced_identity_problem(np.random.default_rng(3))
+    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    desc, Xtr, ytr, Xte, yte, w = a
+    sizes = np.bincount(ytr)
+    C = sizes.size
+    assert sizes.min() >= 3 and sizes.max() <= 120 and sizes.min() < sizes.max() and desc.startswith(f"{C} classes")
+    assert np.array_equal(np.bincount(yte), np.full(C, LH.IDENTITY_TEST_ROWS))
+    # weighted, each class's share of the test rows is its share of the training rows
+    np.testing.assert_allclose(np.bincount(yte, weights=w) / w.sum(), sizes / sizes.sum(), rtol=1e-12)
+    assert w.mean() == pytest.approx(1.0)
+    lines = []
+    rows = LH.identity_sweep(1, seed=3, log=lines.append, imbalanced=True)
+    assert rows[0]["problem"] == desc and "weighted to the training proportions:" in lines
+    assert lines[-1].startswith("rank64_weighted: 1 problems")
+    # the weighted 1-NN accuracy is the training-proportion mixture of the per-class accuracies
+    hits = KNeighborsClassifier(1).fit(Xtr, ytr).predict(Xte) == yte
+    per_class = np.array([hits[yte == c].mean() for c in range(C)])
+    assert rows[0]["euclid_weighted"][0] == pytest.approx(float(per_class @ sizes / sizes.sum()))
+    assert rows[0]["euclid"][0] == pytest.approx(float(hits.mean()))

@@ -102,12 +102,14 @@ def _subsample(X, y, m, seed=0):
     return X[idx], y[idx]
 
 
-def knn_accuracy(Ztr, ytr, Zte, yte):
+def knn_accuracy(Ztr, ytr, Zte, yte, sample_weight=None):
+    """``[1-NN, 5-NN]`` accuracy of scikit-learn's k-NN on the test rows (weighted by ``sample_weight``, (m,), if
+    given)."""
     from sklearn.neighbors import KNeighborsClassifier
     out = []
     for k in (1, 5):
         clf = KNeighborsClassifier(k, algorithm="brute" if Ztr.shape[1] > 30 else "auto")
-        out.append(float(clf.fit(Ztr, ytr).score(Zte, yte)))
+        out.append(float(clf.fit(Ztr, ytr).score(Zte, yte, sample_weight=sample_weight)))
     return out
 
 
@@ -134,12 +136,12 @@ def contenders(include_peers=True):
     return names + (list(PEERS) if include_peers else [])
 
 
-def sweep_summary(rows, key="default"):
-    """One line on a sweep's rows (each with ``key`` and ``"euclid"``: 1-NN and 5-NN accuracy): on how many
+def sweep_summary(rows, key="default", euclid="euclid"):
+    """One line on a sweep's rows (each with ``key`` and ``euclid``: 1-NN and 5-NN accuracy): on how many
     ``key`` is at least Euclidean in both, below it by more than 0.02 in either, the worst difference and the
     mean gain (mean of 1-NN and 5-NN); :mod:`logt.bench.learners_highdim` and :mod:`logt.bench.learners_lowdim`."""
-    worst = [min(a - b for a, b in zip(r[key], r["euclid"])) for r in rows]
-    gain = [np.mean(r[key]) - np.mean(r["euclid"]) for r in rows]
+    worst = [min(a - b for a, b in zip(r[key], r[euclid])) for r in rows]
+    gain = [np.mean(r[key]) - np.mean(r[euclid]) for r in rows]
     return (f"{key}: {len(rows)} problems: >= Euclidean in 1-NN and 5-NN on {sum(w >= 0 for w in worst)}, "
             f"below by more than 0.02 on {sum(w < -0.02 for w in worst)}, worst {min(worst):+.3f}, "
             f"mean gain {np.mean(gain):+.4f}")

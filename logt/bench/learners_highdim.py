@@ -21,7 +21,7 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["HIGHDIM_SETS", "directions_text", "evaluate_set", "section", "format_section", "split_means",
            "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS", "identity_problem",
-           "identity_sweep", "IDENTITY_TEST_ROWS"]
+           "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
 
@@ -180,9 +180,10 @@ def random_sweep(n_problems=24, seed=777, log=print):
     return rows
 
 
-def _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log):
+def _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log, weights=None):
     """One sweep row: ``MetricLearner(rng=0)`` fitted on one BLAS thread (its warnings silenced) and
-    Euclidean k-NN, 1-NN and 5-NN accuracy on the test rows; logged."""
+    Euclidean k-NN, 1-NN and 5-NN accuracy on the test rows; logged. With test-row ``weights`` also
+    ``"default_weighted"`` and ``"euclid_weighted"``, the accuracies so weighted."""
     import warnings
 
     from logt import MetricLearner
@@ -193,6 +194,9 @@ def _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log):
         t = _timed_fit(est, Xtr, ytr)
     r = dict(problem=desc, euclid=_knn(Xtr, ytr, Xte, yte), seconds=t, choice=est.metric_choice_,
              default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
+    if weights is not None:
+        r["euclid_weighted"] = _knn(Xtr, ytr, Xte, yte, weights)
+        r["default_weighted"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte, weights)
     log(f"{i:2d} {desc:28s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} default "
         f"{r['default'][0]:.3f}/{r['default'][1]:.3f} ({r['choice']}, {t:.2f} s)")
     return r
@@ -258,10 +262,34 @@ def identity_problem(rng):
     return f"{C} classes x {m} d={d}", X[~test], y[~test], X[test], y[test]
 
 
-def identity_sweep(n_problems=30, seed=78, log=print):
+def imbalanced_identity_problem(rng):
+    """``(description, Xtr, ytr, Xte, yte, weights)``: :func:`logt.experiments.highdim_data.identities` with
+    classes of unequal size: 4-24 classes of ``3 + floor(6 Pareto(1))`` training rows (at most 120), 300-2,999
+    features, 3-14 nuisance and 5-29 identity directions (nuisance 1-5, separation 0.5-2, noise 0.5-3), plus
+    ``IDENTITY_TEST_ROWS`` test rows per class; ``weights`` (per test row, mean 1) are the class's share of the
+    training rows over its share of the test rows: weighted, an accuracy is that under the training proportions,
+    unweighted that of an even mix of classes. ``rng`` a ``numpy.random.Generator``."""
+    from logt.experiments.highdim_data import identities
+    C, d = int(rng.integers(4, 25)), int(rng.integers(300, 3000))
+    sizes = np.minimum(3 + (6 * rng.pareto(1.0, C)).astype(np.int64), 120)
+    r, q = int(rng.integers(3, 15)), int(rng.integers(5, 30))
+    nuis, sep, noise = float(rng.uniform(1, 5)), float(rng.uniform(0.5, 2.0)), float(rng.uniform(0.5, 3.0))
+    m = int(sizes.max()) + IDENTITY_TEST_ROWS
+    X, y = identities(C, m, d, n_nuisance=r, n_identity=q, nuisance=nuis, separation=sep, noise=noise,
+                      rng=int(rng.integers(2**31)))
+    pos = np.tile(np.arange(m), C)
+    train, test = pos < sizes[y], pos >= m - IDENTITY_TEST_ROWS
+    weights = sizes[y[test]] * (C / sizes.sum())
+    return (f"{C} classes of {sizes.min()}-{sizes.max()} d={d}", X[train], y[train], X[test], y[test], weights)
+
+
+def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False):
     """``MetricLearner()`` and ``MetricLearner(n_components=min(64, n - 1))`` against Euclidean k-NN on
     :func:`identity_problem` ``0..n_problems-1`` (accuracy on the test rows): rows as :func:`random_sweep`'s plus
-    ``"rank64"``; ``python -m logt.bench.learners_highdim --identities N``."""
+    ``"rank64"``; ``python -m logt.bench.learners_highdim --identities N``. ``imbalanced``: on
+    :func:`imbalanced_identity_problem` instead, the rows also with the accuracies weighted to the training
+    proportions (``"euclid_weighted"``, ``"default_weighted"``, ``"rank64_weighted"``);
+    ``--identities N --imbalanced``."""
     import warnings
 
     from logt import MetricLearner
@@ -269,26 +297,35 @@ def identity_sweep(n_problems=30, seed=78, log=print):
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        desc, Xtr, ytr, Xte, yte = identity_problem(g)
-        r = _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log)
+        desc, Xtr, ytr, Xte, yte, *w = imbalanced_identity_problem(g) if imbalanced else identity_problem(g)
+        w = w[0] if w else None
+        r = _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log, weights=w)
         with single_threaded_blas(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = MetricLearner(n_components=min(64, len(ytr) - 1), rng=0).fit(Xtr, ytr)
         r["rank64"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)
+        if w is not None:
+            r["rank64_weighted"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte, w)
         rows.append(r)
     log(sweep_summary(rows))
     log(sweep_summary(rows, key="rank64"))
+    if imbalanced:
+        log("weighted to the training proportions:")
+        log(sweep_summary(rows, key="default_weighted", euclid="euclid_weighted"))
+        log(sweep_summary(rows, key="rank64_weighted", euclid="euclid_weighted"))
     return rows
 
 
 if __name__ == "__main__":
     # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny/--identities N [--seed S]
+    #                                       [--imbalanced] (with --identities)
     import sys
     for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1),
                                       ("--identities", identity_sweep, 78)):
         if flag in sys.argv:
             seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed
-            sweep(int(sys.argv[sys.argv.index(flag) + 1]), seed=seed)
+            extra = dict(imbalanced=True) if flag == "--identities" and "--imbalanced" in sys.argv else {}
+            sweep(int(sys.argv[sys.argv.index(flag) + 1]), seed=seed, **extra)
             sys.exit(0)
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
