@@ -570,6 +570,10 @@ def test_many_classes_of_few_rows_under_a_shared_nuisance(seed, n_classes, per_c
     for k in (1, 5):                     # measured: 1.0 against 0.10-0.25
         assert _knn_accuracy(ml.transform(Xtr), ytr, ml.transform(Xte), yte, k) > 0.9
         assert _knn_accuracy(Xtr, ytr, Xte, yte, k) < 0.4
+    # the same seed, the same metric bit for bit (the check's fold and candidate fits included)
+    again = MetricLearner(rng=np.random.default_rng(seed)).fit(Xtr, ytr)
+    np.testing.assert_array_equal(again.components_, ml.components_)
+    assert again.check_accuracy_ == c
 
 
 @pytest.mark.parametrize("heavy", [False, True])

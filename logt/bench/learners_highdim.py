@@ -251,7 +251,8 @@ def identity_problem(rng):
     """``(description, Xtr, ytr, Xte, yte)``: :func:`logt.experiments.highdim_data.identities` of random shape
     (3-40 classes of 3-11 training rows, 300-3,999 features, 3-19 nuisance and 5-39 identity directions, nuisance
     1-5, separation 0.5-2, noise 0.5-3, raw 0..255 "pixels" on half of them) plus ``IDENTITY_TEST_ROWS`` test rows
-    per class; ``rng`` a ``numpy.random.Generator``. At most 120 training rows the default's check cross-fits."""
+    per class; ``rng`` a ``numpy.random.Generator``. The default's check cross-fits where a quarter of each class,
+    rounded down, adds up to fewer than 20 held-out rows (always with 3 rows per class)."""
     from logt.experiments.highdim_data import identities
     C, m, d = int(rng.integers(3, 41)), int(rng.integers(3, 12)), int(rng.integers(300, 4000))
     r, q = int(rng.integers(3, 20)), int(rng.integers(5, 40))
