@@ -191,6 +191,14 @@ def full_mean(X, active, mean_active):
     return mean
 
 
+def full_rows(rows_active, active):
+    """(m, d): directions given on the ``active`` features (rows of ``rows_active``, (m, active.sum())),
+    zero at the constant ones."""
+    rows = np.zeros((rows_active.shape[0], active.size))
+    rows[:, active] = rows_active
+    return rows
+
+
 def varying_features(X):
     """(d,) bool: the columns of ``X`` (dense or CSR) that are not exactly constant over its rows.
 
@@ -439,8 +447,7 @@ class MahalanobisLearner(BaseEstimator):
                 basis_a = np.vstack([basis_a, extra])
                 if fit_rows is not None:          # the held-out check's further candidate (MetricLearner)
                     std = _subspace.standardized_mean_directions(Xf, cf, mean_a, basis_a)
-                    self._standardized_rows = np.zeros((std.shape[0], d))
-                    self._standardized_rows[:, active] = std
+                    self._standardized_rows = full_rows(std, active)
             k = basis_a.shape[0]
         else:
             mean_a, basis_a, _, _ = _subspace.principal_subspace(Xa, k_fit, sub_rng)

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_labels, check_points, full_mean,
-                                        scaled_active)
+                                        full_rows, scaled_active)
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
@@ -28,6 +28,12 @@ DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball (its
 # learned metric as is: no check against plain distances).
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", loss="pairs", whiten=None, check=False)
+
+
+def _nothing_to_beat(hits):
+    """Whether the check's choice so far (:func:`subspace.choose_candidate` of ``hits``) hits every checked row:
+    then no further candidate is fitted."""
+    return bool(np.all(hits[_subspace.choose_candidate(hits)]))
 
 
 class MetricLearner(TransformerMixin, MahalanobisLearner):
@@ -486,14 +492,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         ``(None, None)`` (no candidate) when there are no such directions or the check's choice hits every
         checked row (nothing to beat)."""
         rows = self._standardized_rows
-        if rows is None or rows.shape[0] == 0 or np.all(hits[_subspace.choose_candidate(hits)]):
-            return None, None             # no such directions, or nothing to beat: every checked row a hit
+        if rows is None or rows.shape[0] == 0 or _nothing_to_beat(hits):
+            return None, None
         Z2 = np.hstack([Z, _subspace.project_rows(X, self.subspace_mean_, rows)])
-        fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-        est = self._check_fit(Z2[fr], codes[fr], gen)
-        A = Z2 @ est.components_.T
-        hits["standardized"] = _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])
-        return Z2, est.components_
+        return Z2, self._held_out_candidate("standardized", Z2, codes, fit_rows, hits, gen)
 
     def _principal_check(self, Z, codes, fit_rows, hits, gen):
         """The held-out check's other further candidate: the metric learned, on the fit rows, on the principal
@@ -509,13 +511,18 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         ``components_`` on the principal coordinates, or None (no class-mean directions, or the check's choice
         hits every checked row)."""
         kp = self._n_principal
-        if kp >= Z.shape[1] or np.all(hits[_subspace.choose_candidate(hits)]):
+        if kp >= Z.shape[1] or _nothing_to_beat(hits):
             return None
-        Zp = Z[:, :kp]
+        return self._held_out_candidate("principal", Z[:, :kp], codes, fit_rows, hits, gen)
+
+    def _held_out_candidate(self, name, Zc, codes, fit_rows, hits, gen):
+        """A further candidate of the held-out check: the metric learned (:meth:`_check_fit`, from ``gen``) on the
+        fit rows of the coordinates ``Zc`` (n, k); its 1-NN hits on the checked held-out rows go into
+        ``hits[name]``. Returns its ``components_`` (on ``Zc``'s coordinates)."""
         fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-        components = self._check_fit(Zp[fr], codes[fr], gen).components_
-        A = Zp @ components.T
-        hits["principal"] = _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])
+        components = self._check_fit(Zc[fr], codes[fr], gen).components_
+        A = Zc @ components.T
+        hits[name] = _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho])
         return components
 
     def _crossfit_hits(self, X, codes, active, gen):
@@ -543,8 +550,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 continue
             mean_a, principal_a = _subspace.default_principal(Xa[tr], gen.spawn(1)[0] if wide else None)
             mean = full_mean(X, active, mean_a * unit)
-            principal = np.zeros((principal_a.shape[0], X.shape[1]))
-            principal[:, active] = principal_a
+            principal = full_rows(principal_a, active)
             extra = _subspace.class_mean_directions(X[tr], codes[tr], mean, principal)
             Z = _subspace.project_rows(X, mean, np.vstack([principal, extra]))
             hits["subspace"][te] = _subspace.nn1_hits(Z[tr], codes[tr], Z[te], codes[te])
