@@ -27,9 +27,13 @@ def _reference(X, k):
     return Vt[:k], s[:k] ** 2 / X.shape[0], float(np.sum(Xc ** 2) / X.shape[0])
 
 
-@pytest.mark.parametrize("d", [40, S.EXACT_MAX_FEATURES + 200])        # exact path and randomized path
+@pytest.mark.parametrize("d, gram", [(40, None), (400, True), (400, False),          # covariance or Gram
+                                     (S.EXACT_MAX_FEATURES + 200, True),               # Gram,
+                                     (S.EXACT_MAX_FEATURES + 200, False)])             # range finder
 @pytest.mark.parametrize("sparse", [False, True])
-def test_principal_subspace_matches_svd(d, sparse):
+def test_principal_subspace_matches_svd(d, gram, sparse, monkeypatch):
+    if gram is not None:
+        monkeypatch.setattr(S, "gram_is_cheaper", lambda *args: gram)
     X = _low_rank_data(300, d, 6, 1)
     Vr, vr, tr = _reference(X, 6)
     Xin = sp.csr_matrix(X) if sparse else X
@@ -41,6 +45,39 @@ def test_principal_subspace_matches_svd(d, sparse):
     assert total == pytest.approx(tr, rel=1e-10)
     Z = S.project_rows(Xin, mean, V)
     np.testing.assert_allclose(Z, (X - X.mean(0)) @ V.T, atol=1e-8)
+
+
+def test_gram_route_rule():
+    """The exact route for few rows: chosen where it was measured faster (see gram_is_cheaper), never above
+    31 l rows (its Gram matrix's memory bound)."""
+    assert S.gram_is_cheaper(300, 3000, 80, 4) and S.gram_is_cheaper(1050, 5000, 80, 4)
+    assert not S.gram_is_cheaper(1400, 2000, 80, 4) and not S.gram_is_cheaper(2000, 4000, 80, 4)
+    assert not S.gram_is_cheaper(31 * 80, 10 ** 12, 80, 4)
+    assert S.gram_is_cheaper(60, 1000, 76, 4) and not S.gram_is_cheaper(1000, 60, 76, 4)     # d <= 1,024: n < d
+
+
+def test_centred_gram_matches_centred_product():
+    """Blocked centring (GRAM_BLOCK columns at a time, the last block short) gives the centred rows' Gram
+    matrix, also far from the origin, where the uncentred product minus its mean terms loses every digit."""
+    g = np.random.default_rng(5)
+    X = 1e8 + g.standard_normal((40, 2 * S.GRAM_BLOCK + 77))
+    mu = X.mean(0)
+    ref = (X - mu) @ (X - mu).T
+    G = S._centred_gram(X, mu)
+    iu = np.triu_indices(40)
+    np.testing.assert_allclose(G[iu], ref[iu], rtol=1e-10, atol=1e-8 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("d", [400, S.EXACT_MAX_FEATURES + 200])
+def test_gram_route_far_from_the_origin(d):
+    """The Gram route centres explicitly (by blocks): data offset by 1e8 gives the centred data's directions and
+    variances, as the SVD of the centred rows does."""
+    X = _low_rank_data(150, d, 6, 2) + 1e8
+    assert S.gram_is_cheaper(150, d, 22, 4)
+    Vr, vr, _ = _reference(X, 6)
+    mean, V, var, _ = S.principal_subspace(X, 6, np.random.default_rng(0))
+    np.testing.assert_allclose(np.abs(np.sum(V * Vr, axis=1)), 1.0, atol=1e-8)
+    np.testing.assert_allclose(var, vr, rtol=1e-10)          # uncentred products: 3e-9 off
 
 
 def test_auto_rank_rule():
