@@ -278,6 +278,34 @@ def test_nn1_accuracy_against_bruteforce():
     assert S.nn1_hits(R, cr, Q[:0], cq[:0]).shape == (0,) and S.nn1_accuracy(R, cr, Q[:0], cq[:0]) == 0.0
 
 
+def test_nn1_hits_overwrite_centres_only_when_allowed():
+    """overwrite=True (the checks' fresh row copies): the same hits, the copies centred in place; the default
+    leaves the caller's arrays alone (as do non-float64 inputs, which are copied anyway)."""
+    g = np.random.default_rng(6)
+    R, Q = 3.0 + g.standard_normal((80, 5)), 3.0 + g.standard_normal((30, 5))
+    cr, cq = g.integers(3, size=80), g.integers(3, size=30)
+    R0, Q0 = R.copy(), Q.copy()
+    want = S.nn1_hits(R, cr, Q, cq, block=8)
+    np.testing.assert_array_equal(R, R0)
+    np.testing.assert_array_equal(Q, Q0)                                     # the default: untouched
+    np.testing.assert_array_equal(S.nn1_hits(R, cr, Q, cq, block=8, overwrite=True), want)
+    np.testing.assert_allclose(R, R0 - R0.mean(0), atol=1e-14)               # centred in place
+    np.testing.assert_allclose(Q, Q0 - R0.mean(0), atol=1e-14)
+    R32 = R0.astype(np.float32)
+    S.nn1_hits(R32, cr, Q0, cq, overwrite=True)
+    np.testing.assert_array_equal(R32, R0.astype(np.float32))                # float32: copied, not modified
+
+
+def test_extreme_unit_needs_no_copy():
+    """max |x| from the extremes: the same unit as from |X| (values spanning the range and both signs)."""
+    from logt.metric_learning.scaling import extreme_unit
+    for X in (np.array([[-1e300, 2.0]]), np.array([[3e-300, -1e-301]]), np.array([[-5.0, 4.0]]),
+              np.array([[1e250, -1e260]]), np.zeros((2, 2))):
+        m = float(np.abs(X).max())
+        e = np.frexp(m)[1] if m > 0 else 0
+        assert extreme_unit(X) == (np.ldexp(1.0, int(e)) if m > 0 and abs(e) > 500 else 1.0)
+
+
 def test_nn1_hits_far_from_the_origin():
     # an offset of 1e9 on unit-spread points: ||r||^2 ~ 1e19 and an expanded distance keeps none of the
     # distances' digits; the hits are those of the same points near the origin (exact differences)
@@ -847,3 +875,21 @@ def test_check_false_has_no_standardized_directions():
     k = S.auto_rank(var, total, X.shape[0])
     assert ml.subspace_.shape[0] == k + S.class_mean_directions(X, y, mean, V[:k]).shape[0]
     assert ml.check_accuracy_ is None
+
+
+@pytest.mark.parametrize("constant", [False, True])
+def test_rows_active_picks_rows_and_varying_columns_at_once(constant):
+    """The check's Euclidean candidate takes its rows at the varying features in one copy: the same array as
+    the varying features first, then the rows (mask or indices)."""
+    from logt.metric_learning._base import _active_columns, rows_active, varying_features
+    g = np.random.default_rng(8)
+    X = g.standard_normal((50, 12))
+    if constant:
+        X[:, [2, 7]] = 4.0
+    active = varying_features(X)
+    assert active.sum() == (10 if constant else 12)
+    mask = g.random(50) < 0.6
+    for rows in (mask, np.flatnonzero(~mask)):
+        got = rows_active(X, rows, active)
+        np.testing.assert_array_equal(got, _active_columns(X, active)[rows])
+        assert not np.shares_memory(got, X)                  # a copy: the check centres it in place

@@ -63,8 +63,8 @@ def extreme_unit(*arrays):
     m = 0.0
     for X in arrays:
         data = X.data if sp.issparse(X) else X
-        if data.size:
-            m = max(m, float(np.max(np.abs(data))))
+        if data.size:      # max |x| as max(|max x|, |min x|): no temporary the size of the data
+            m = max(m, abs(float(np.max(data))), abs(float(np.min(data))))
     if not (0.0 < m < np.inf):
         return 1.0
     e = math.frexp(m)[1]

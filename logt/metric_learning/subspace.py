@@ -242,14 +242,15 @@ TIE_RTOL = 32 * np.finfo(np.float64).eps    # squared distances within this x (|
 NN1_MAX_ENTRIES = 2**22     # a 1-NN block holds at most this many query x reference distances (32 MiB each array)
 
 
-def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
+def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
     """Float (m,) in [0, 1]: each query row's 1-NN hit against the references, its nearest reference's label
     equal to its own (1.0) or not (0.0); where several references tie for nearest (within the rounding of the
     distances, ``TIE_RTOL``) the share of them of the query's label, the expected hit of a random tie-break.
     Blocked: ``block`` queries at a time, fewer when that would hold more than ``NN1_MAX_ENTRIES`` distances
     (memory ``O(min(n * block, NN1_MAX_ENTRIES))`` and, dense, a centred copy of both; 300,000 rows held 3 GB
     with 512 queries a block); ``skip_self``: ``Zq`` is ``Zref`` and row ``i`` is not its own neighbour
-    (leave-one-out). CSR references are not centred (that would densify them).
+    (leave-one-out); ``overwrite``: dense float64 ``Zref`` and ``Zq`` are the caller's fresh copies (rows picked
+    by an index), centred in place instead of copied. CSR references are not centred (that would densify them).
 
     Why shares: on data with repeated points (categorical features, a metric that merges categories) the
     nearest reference is often one of many at the same distance, and a rule such as "the lowest index" makes
@@ -263,8 +264,8 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
         # centred on the references' mean: the expansion ||r||^2 - 2 q.r loses the distances' digits when the
         # points lie far from the origin relative to their spread (an offset of 1e9 on unit-spread data)
         mu = np.mean(Zref, axis=0, dtype=np.float64)
-        Zref = np.asarray(Zref, dtype=np.float64) - mu
-        Zq = Zref if skip_self else np.asarray(Zq, dtype=np.float64) - mu
+        Zref = _centred(Zref, mu, overwrite)
+        Zq = Zref if skip_self else _centred(Zq, mu, overwrite)
     unit = _scaling.extreme_unit(Zref, Zq)
     if unit != 1.0:                      # squared distances would under- or overflow: exact power-of-two rescale
         Zref = Zref / unit
@@ -290,6 +291,14 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False):
     return hits
 
 
+def _centred(Z, mu, overwrite):
+    """``Z - mu`` as float64: in place when ``overwrite`` allows it (a writable float64 ndarray), else a copy."""
+    if overwrite and isinstance(Z, np.ndarray) and Z.dtype == np.float64 and Z.flags.writeable:
+        Z -= mu
+        return Z
+    return np.asarray(Z, dtype=np.float64) - mu
+
+
 def loo_1nn_hits(Z, codes, block=512):
     """Float (n,) in [0, 1]: each row's leave-one-out 1-NN hit among the other rows of ``Z`` (n, k; labels
     ``codes``), ties shared (:func:`_nn1_hits`). Exact, blocked (:func:`_nn1_hits`)."""
@@ -304,13 +313,15 @@ def loo_1nn_accuracy(Z, codes, block=512):
     return float(np.mean(loo_1nn_hits(Z, codes, block))) if Z.shape[0] >= 2 else 0.0
 
 
-def nn1_hits(Zref, cref, Zq, cq, block=512):
+def nn1_hits(Zref, cref, Zq, cq, block=512, overwrite=False):
     """Float (m,) in [0, 1]: each query row ``Zq`` (m, k; labels ``cq``)'s 1-NN hit among the references
     ``Zref`` (n, k, dense or CSR; labels ``cref``): 1.0 when its nearest reference is of its class, else 0.0;
-    references tied for nearest share the hit. Exact, blocked (memory bounded: :func:`_nn1_hits`)."""
+    references tied for nearest share the hit. Exact, blocked (memory bounded: :func:`_nn1_hits`).
+    ``overwrite``: ``Zref`` and ``Zq`` are fresh copies that may be centred in place (the library's checks pass
+    rows picked by an index: on wide rows this saves a copy of the references)."""
     if Zq.shape[0] == 0 or Zref.shape[0] == 0:
         return np.zeros(Zq.shape[0])
-    return _nn1_hits(Zref, cref, Zq, cq, block)
+    return _nn1_hits(Zref, cref, Zq, cq, block, overwrite=overwrite)
 
 
 def nn1_accuracy(Zref, cref, Zq, cq, block=512):
@@ -552,7 +563,7 @@ def crossfit_hits(A, codes, folds, block=512):
     hits = np.zeros(A.shape[0])
     for f in np.unique(folds):
         te = folds == f
-        hits[te] = nn1_hits(A[~te], codes[~te], A[te], codes[te], block)
+        hits[te] = nn1_hits(A[~te], codes[~te], A[te], codes[te], block, overwrite=True)
     return hits
 
 
