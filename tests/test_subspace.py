@@ -861,7 +861,7 @@ def test_the_standardized_candidate_leaves_the_default_alone_unless_kept(seed, s
     assert "standardized" in ml.check_accuracy_
     assert ml.check_accuracy_["directions"] == "principal, class means"             # these problems: not kept
     monkeypatch.setattr(S, "standardized_mean_directions",
-                        lambda X, codes, mean, basis, rtol=1e-8: np.zeros((0, basis.shape[1])))
+                        lambda X, codes, mean, basis, rtol=1e-8, rows=None: np.zeros((0, basis.shape[1])))
     plain = MetricLearner(rng=seed, T=20_000).fit(X, y)
     assert "standardized" not in plain.check_accuracy_ and plain.metric_choice_ == ml.metric_choice_
     np.testing.assert_array_equal(plain.components_, ml.components_)
@@ -893,3 +893,20 @@ def test_rows_active_picks_rows_and_varying_columns_at_once(constant):
         got = rows_active(X, rows, active)
         np.testing.assert_array_equal(got, _active_columns(X, active)[rows])
         assert not np.shares_memory(got, X)                  # a copy: the check centres it in place
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "csr"])
+def test_class_mean_directions_read_the_rows_by_index(layout):
+    """rows=: the fit rows read in place give the directions of the copied rows, bit for bit (the same sums in
+    the same order), on C- and Fortran-ordered (the varying features, X[:, mask]) and sparse rows."""
+    g = np.random.default_rng(9)
+    X = g.standard_normal((300, 3 * S.GRAM_BLOCK // 2)) + np.repeat(g.standard_normal((3, 1)), 100, axis=0)
+    codes = np.repeat(np.arange(3), 100)
+    rows = g.random(300) < 0.7
+    Xin = sp.csr_matrix(X) if layout == "csr" else (np.asfortranarray(X) if layout == "F" else X)
+    mean, V = S.default_principal(X, None)
+    for fn in (S.class_mean_directions, S.standardized_mean_directions):
+        want = fn(Xin[np.flatnonzero(rows)], codes[rows], mean, V)
+        np.testing.assert_array_equal(fn(Xin, codes, mean, V, rows=rows), want)
+        np.testing.assert_array_equal(fn(Xin, codes, mean, V, rows=np.flatnonzero(rows)), want)
+    np.testing.assert_array_equal(S._class_means(Xin, codes)[0], S._class_means(X, codes)[0])   # layouts agree

@@ -451,11 +451,11 @@ class MahalanobisLearner(BaseEstimator):
             self._n_principal = basis_a.shape[0]          # the label-free rows of subspace_ (the check's folds)
             if codes is not None:
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0]) if holdout else None
-                Xf, cf = (Xa, codes) if fit_rows is None else (Xa[fit_rows], codes[fit_rows])
-                extra = _subspace.class_mean_directions(Xf, cf, mean_a, basis_a)
+                # from the fit rows (picked by index, not copied)
+                extra = _subspace.class_mean_directions(Xa, codes, mean_a, basis_a, rows=fit_rows)
                 basis_a = np.vstack([basis_a, extra])
                 if fit_rows is not None:          # the held-out check's further candidate (MetricLearner)
-                    std = _subspace.standardized_mean_directions(Xf, cf, mean_a, basis_a)
+                    std = _subspace.standardized_mean_directions(Xa, codes, mean_a, basis_a, rows=fit_rows)
                     self._standardized_rows = full_rows(std, active)
             k = basis_a.shape[0]
         else:

@@ -379,13 +379,21 @@ def ahead_by_se(h_new, h_plain, z=CHECK_Z):
     return float(np.mean(diff)) > z * se
 
 
-def _class_means(X, codes):
+def _class_means(X, codes, rows=None):
     """``(means, counts)``: the class means (C, d) of ``X`` (n, d; dense or sparse) over labels ``codes``
-    (n,) in ``0..C-1`` and the class sizes (C,), at least 1."""
-    C = int(codes.max()) + 1
-    ind = sp.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))), shape=(C, codes.size))
+    (n,) in ``0..C-1`` and the class sizes (C,), at least 1; ``rows`` (indices, increasing): of those rows
+    only (``codes`` still (n,)), as of ``X[rows]`` (the same sums in the same order) without copying them."""
+    idx = np.arange(codes.size) if rows is None else rows
+    c = codes[idx]
+    C = int(c.max()) + 1
+    ind = sp.csr_matrix((np.ones(idx.size), (c, idx)), shape=(C, codes.size))
     counts = np.maximum(np.asarray(ind.sum(axis=1)).ravel(), 1.0)
-    S = ind @ X
+    if sp.issparse(X) or X.flags.c_contiguous:
+        S = ind @ X
+    else:       # SciPy would copy all of X to C order first (X[:, mask] is Fortran-ordered): by column blocks
+        S = np.empty((C, X.shape[1]))
+        for j in range(0, X.shape[1], GRAM_BLOCK):
+            S[:, j:j + GRAM_BLOCK] = ind @ np.ascontiguousarray(X[:, j:j + GRAM_BLOCK])
     return (S.toarray() if sp.issparse(S) else np.asarray(S)) / counts[:, None], counts
 
 
@@ -401,7 +409,15 @@ def _outside(M, basis, n_max, rtol):
     return Vt[s > rtol * s[0]][:max(n_max, 0)]
 
 
-def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
+def _row_indices(rows):
+    """``rows`` (None, a bool mask or increasing indices) as increasing indices, or None."""
+    if rows is None:
+        return None
+    rows = np.asarray(rows)
+    return np.flatnonzero(rows) if rows.dtype == bool else rows
+
+
+def class_mean_directions(X, codes, mean, basis, rtol=1e-8, rows=None):
     """The span of the class means outside a basis: orthonormal rows ``(m, d)``, ``m <= C - 1``.
 
     ``X`` (n, d; dense or sparse) with labels ``codes`` (n,) in ``0..C-1``, ``mean`` (d,) the centre,
@@ -410,13 +426,14 @@ def class_mean_directions(X, codes, mean, basis, rtol=1e-8):
     the right singular vectors of what is left, those above ``rtol`` of the largest. The principal
     subspace keeps the directions of largest spread, which on raw data can be features of large
     scale and no class information; the class means are the first-order class information
-    (the span of Fisher's discriminant directions), at ``O(n d + C^2 d)``.
+    (the span of Fisher's discriminant directions), at ``O(n d + C^2 d)``. ``rows`` (a bool mask or
+    increasing indices, ``codes`` still (n,)): from those rows only, as from ``X[rows]`` but without a copy.
     """
-    means, counts = _class_means(X, codes)
+    means, counts = _class_means(X, codes, _row_indices(rows))
     return _outside((means - mean) * np.sqrt(counts)[:, None], basis, means.shape[0] - 1, rtol)
 
 
-def standardized_mean_directions(X, codes, mean, basis, rtol=1e-8):
+def standardized_mean_directions(X, codes, mean, basis, rtol=1e-8, rows=None):
     """The class means' discriminant directions in standardized units, outside a basis: orthonormal rows
     ``(m, d)``, ``m <= C - 1`` (arguments as :func:`class_mean_directions`).
 
@@ -427,17 +444,23 @@ def standardized_mean_directions(X, codes, mean, basis, rtol=1e-8):
     incomparable units (scales over decades, few informative features among many noisy ones) the raw
     class means point mostly along large-scale noise features; these do not. ``O(n d + C^2 d)``;
     the default's check keeps a metric learned with them only when it beats its choice without them
-    (``MetricLearner``).
+    (``MetricLearner``). ``rows``: as in :func:`class_mean_directions` (dense ``X`` is read in blocks of
+    those rows; sparse ``X``'s rows are copied).
     """
-    means, counts = _class_means(X, codes)
+    idx = _row_indices(rows)
+    if idx is not None and sp.issparse(X):
+        X, codes, idx = X[idx], codes[idx], None
+    means, counts = _class_means(X, codes, idx)
+    n_rows = codes.size if idx is None else idx.size
     if sp.issparse(X):                            # counts-like data: the moments' difference, sparse
         ss = np.asarray(X.multiply(X).sum(axis=0)).ravel() - (counts[:, None] * means ** 2).sum(axis=0)
     else:                              # about each class mean (no cancellation), in blocks of 2^22 entries
         ss = np.zeros(X.shape[1])
         step = max(1, 2 ** 22 // max(X.shape[1], 1))
-        for i in range(0, X.shape[0], step):
-            ss += ((X[i:i + step] - means[codes[i:i + step]]) ** 2).sum(axis=0)
-    sd = np.sqrt(np.maximum(ss, 0.0) / max(codes.size - means.shape[0], 1))
+        for i in range(0, n_rows, step):
+            b = slice(i, i + step) if idx is None else idx[i:i + step]
+            ss += ((X[b] - means[codes[b]]) ** 2).sum(axis=0)
+    sd = np.sqrt(np.maximum(ss, 0.0) / max(n_rows - means.shape[0], 1))
     s0 = float(np.median(sd[sd > 0])) if np.any(sd > 0) else 1.0
     M = (means - mean) * np.sqrt(counts)[:, None] / (sd + s0) ** 2
     return _outside(M, basis, means.shape[0] - 1, rtol)
