@@ -878,10 +878,10 @@ def test_check_false_has_no_standardized_directions():
 
 
 @pytest.mark.parametrize("constant", [False, True])
-def test_rows_active_picks_rows_and_varying_columns_at_once(constant):
+def test_pick_rows_takes_rows_and_varying_columns_at_once(constant):
     """The check's Euclidean candidate takes its rows at the varying features in one copy: the same array as
     the varying features first, then the rows (mask or indices)."""
-    from logt.metric_learning._base import _active_columns, rows_active, varying_features
+    from logt.metric_learning._base import _active_columns, varying_features
     g = np.random.default_rng(8)
     X = g.standard_normal((50, 12))
     if constant:
@@ -890,7 +890,7 @@ def test_rows_active_picks_rows_and_varying_columns_at_once(constant):
     assert active.sum() == (10 if constant else 12)
     mask = g.random(50) < 0.6
     for rows in (mask, np.flatnonzero(~mask)):
-        got = rows_active(X, rows, active)
+        got = S.pick_rows(X, rows, active)
         np.testing.assert_array_equal(got, _active_columns(X, active)[rows])
         assert not np.shares_memory(got, X)                  # a copy: the check centres it in place
 

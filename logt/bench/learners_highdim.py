@@ -192,11 +192,12 @@ def _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log, weights=None):
         warnings.simplefilter("ignore")
         est = MetricLearner(rng=0)
         t = _timed_fit(est, Xtr, ytr)
+    Ztr, Zte = est.transform(Xtr), est.transform(Xte)
     r = dict(problem=desc, euclid=_knn(Xtr, ytr, Xte, yte), seconds=t, choice=est.metric_choice_,
-             default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
+             default=_knn(Ztr, ytr, Zte, yte))
     if weights is not None:
         r["euclid_weighted"] = _knn(Xtr, ytr, Xte, yte, weights)
-        r["default_weighted"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte, weights)
+        r["default_weighted"] = _knn(Ztr, ytr, Zte, yte, weights)
     log(f"{i:2d} {desc:28s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} default "
         f"{r['default'][0]:.3f}/{r['default'][1]:.3f} ({r['choice']}, {t:.2f} s)")
     return r
@@ -304,9 +305,10 @@ def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False):
         with single_threaded_blas(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = MetricLearner(n_components=min(64, len(ytr) - 1), rng=0).fit(Xtr, ytr)
-        r["rank64"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)
+        Ztr, Zte = est.transform(Xtr), est.transform(Xte)
+        r["rank64"] = _knn(Ztr, ytr, Zte, yte)
         if w is not None:
-            r["rank64_weighted"] = _knn(est.transform(Xtr), ytr, est.transform(Xte), yte, w)
+            r["rank64_weighted"] = _knn(Ztr, ytr, Zte, yte, w)
         rows.append(r)
     log(sweep_summary(rows))
     log(sweep_summary(rows, key="rank64"))

@@ -176,15 +176,6 @@ def _active_columns(X, active):
     return X if active.all() else X[:, active]
 
 
-def rows_active(X, rows, active):
-    """A copy of the ``rows`` (bool mask or indices) of dense ``X`` at its ``active`` features:
-    ``_active_columns(X, active)[rows]`` without the intermediate copy of every row."""
-    if active.all():
-        return X[rows]
-    rows = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else rows
-    return X[np.ix_(rows, np.flatnonzero(active))]
-
-
 def scaled_active(X, active):
     """``(Xa, unit)``: the ``active`` columns of ``X`` over ``unit``, 1.0 unless their squares would under- or
     overflow (1e-200, 1e200; exact: the principal directions are those of ``X``, a mean is ``unit`` times Xa's)."""

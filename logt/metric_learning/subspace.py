@@ -42,7 +42,7 @@ __all__ = ["principal_subspace", "default_principal", "auto_rank", "uses_subspac
            "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
            "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS",
-           "fold_split", "crossfit_hits", "CROSSFIT_FOLDS",
+           "fold_split", "crossfit_hits", "split_hits", "pick_rows", "CROSSFIT_FOLDS",
            "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE",
            "gram_is_cheaper", "GRAM_EIGH_COST", "RANGE_PASS_COST", "GRAM_BLOCK"]
 
@@ -580,13 +580,31 @@ def fold_split(codes, gen, n_folds=CROSSFIT_FOLDS):
     return folds
 
 
-def crossfit_hits(A, codes, folds, block=512):
+def pick_rows(X, rows, columns=None):
+    """A copy of the ``rows`` (a bool mask or increasing indices) of ``X`` (n, d; dense, or CSR without
+    ``columns``), at the features marked by the bool mask ``columns`` (d,) when given: one copy, never all
+    rows at those features first."""
+    if columns is None or np.all(columns):
+        return X[rows]
+    return X[np.ix_(_row_indices(rows), np.flatnonzero(columns))]
+
+
+def split_hits(A, codes, ref, query, columns=None, block=512):
+    """Float (m,): the 1-NN hits (:func:`nn1_hits`) of the rows ``query`` of ``A`` (n, k; labels ``codes``)
+    among its rows ``ref`` (bool masks or increasing indices), at the features ``columns`` (:func:`pick_rows`).
+    The checks' one way to score rows against others: both are picked here, so they are fresh copies and are
+    centred in place (``overwrite``)."""
+    return nn1_hits(pick_rows(A, ref, columns), codes[ref], pick_rows(A, query, columns), codes[query], block,
+                    overwrite=True)
+
+
+def crossfit_hits(A, codes, folds, block=512, columns=None):
     """Float (n,) in [0, 1]: each row of ``A`` (n, k; labels ``codes``)'s 1-NN hit (:func:`nn1_hits`) among
-    the rows of the other folds (``folds`` from :func:`fold_split`)."""
+    the rows of the other folds (``folds`` from :func:`fold_split`), at the features ``columns`` if given."""
     hits = np.zeros(A.shape[0])
     for f in np.unique(folds):
         te = folds == f
-        hits[te] = nn1_hits(A[~te], codes[~te], A[te], codes[te], block, overwrite=True)
+        hits[te] = split_hits(A, codes, ~te, te, columns, block)
     return hits
 
 

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_labels, check_points, full_mean,
-                                        full_rows, rows_active, scaled_active)
+                                        full_rows, scaled_active)
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
@@ -419,15 +419,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 tr = ~te
                 if te.any() and _subspace.can_learn(codes[tr]):
                     A = learned_on(tr, T_fold)
-                    learned[te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te], overwrite=True)
+                    learned[te] = _subspace.split_hits(A, codes, tr, te)
             Xe = Xe.toarray() if sp.issparse(Xe) else Xe          # ~2,000 rows x at most 128 features
             hits = {"learned": learned, "euclidean": _subspace.crossfit_hits(Xe, codes, folds)}
             how, n_check = "cross-fitted", n
         else:
             fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
             A = learned_on(fr)
-            hits = {c: _subspace.nn1_hits(B[fr], codes[fr], B[ho], codes[ho], overwrite=True)
-                    for c, B in (("learned", A), ("euclidean", Xe))}
+            hits = {c: _subspace.split_hits(B, codes, fr, ho) for c, B in (("learned", A), ("euclidean", Xe))}
             how, n_check = "held-out", int(ho.size)
         self._record_check(hits, how, n_check)
 
@@ -470,19 +469,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if fit_rows is None:
             # too few rows to hold any out: cross-fitted (a metric is never checked on its own rows)
             folds, h = self._crossfit_hits(X, codes, active, gen.spawn(1)[0])
-            hits = lambda A: _subspace.crossfit_hits(A, codes, folds)          # noqa: E731
+            hits = lambda A, columns=None: _subspace.crossfit_hits(A, codes, folds, columns=columns)  # noqa: E731
             how, n_check = "cross-fitted", Z.shape[0]
         else:
             fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-            hits = lambda A: _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho], overwrite=True)   # noqa: E731
+            hits = lambda A, columns=None: _subspace.split_hits(A, codes, fr, ho, columns)   # noqa: E731
             how, n_check = "held-out", int(ho.size)
             h = {"learned": hits(Z @ self.components_.T), "subspace": hits(Z)}
         if _subspace.euclidean_candidate(X, active):
-            if fit_rows is None:
-                h["euclidean"] = hits(_active_columns(X, active))
-            else:       # rows and varying columns picked at once: no copy of all the varying features
-                h["euclidean"] = _subspace.nn1_hits(rows_active(X, fr, active), codes[fr],
-                                                    rows_active(X, ho, active), codes[ho], overwrite=True)
+            h["euclidean"] = hits(X, active)        # the rows at the varying features: no copy of all of them
         return h, how, n_check
 
     def _standardized_check(self, X, Z, codes, fit_rows, hits, gen):
@@ -526,7 +521,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
         components = self._check_fit(Zc[fr], codes[fr], gen).components_
         A = Zc @ components.T
-        hits[name] = _subspace.nn1_hits(A[fr], codes[fr], A[ho], codes[ho], overwrite=True)
+        hits[name] = _subspace.split_hits(A, codes, fr, ho)
         return components
 
     def _crossfit_hits(self, X, codes, active, gen):
@@ -557,11 +552,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             principal = full_rows(principal_a, active)
             extra = _subspace.class_mean_directions(X[tr], codes[tr], mean, principal)
             Z = _subspace.project_rows(X, mean, np.vstack([principal, extra]))
-            hits["subspace"][te] = _subspace.nn1_hits(Z[tr], codes[tr], Z[te], codes[te], overwrite=True)
+            hits["subspace"][te] = _subspace.split_hits(Z, codes, tr, te)
             if not _subspace.can_learn(codes[tr]):
                 continue
             A = Z @ self._check_fit(Z[tr], codes[tr], gen).components_.T
-            hits["learned"][te] = _subspace.nn1_hits(A[tr], codes[tr], A[te], codes[te], overwrite=True)
+            hits["learned"][te] = _subspace.split_hits(A, codes, tr, te)
         return folds, hits
 
     def _check_fit(self, Z, codes, gen, T=None):
