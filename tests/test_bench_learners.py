@@ -333,3 +333,42 @@ def test_imbalanced_identity_problem_weights_to_the_training_proportions():
     per_class = np.array([hits[yte == c].mean() for c in range(C)])
     assert rows[0]["euclid_weighted"][0] == pytest.approx(float(per_class @ sizes / sizes.sum()))
     assert rows[0]["euclid"][0] == pytest.approx(float(hits.mean()))
+
+
+@pytest.mark.parametrize("kind", ["shapes", "patches"])
+def test_image_problem_is_seeded(kind):
+    pytest.importorskip("sklearn")
+    if kind == "patches":
+        pytest.importorskip("PIL", reason="reading scikit-learn's sample photographs needs Pillow")
+    import numpy as np
+    from logt.bench.learners_highdim import image_problem
+    d1, X1, y1 = image_problem(kind, np.random.default_rng(5))
+    d2, X2, y2 = image_problem(kind, np.random.default_rng(5))
+    assert d1 == d2 and d1.startswith(kind) and np.array_equal(X1, X2) and np.array_equal(y1, y2)
+    assert 1200 <= X1.shape[0] < 3600 and X1.shape[1] >= 196 and X1.min() >= 0 and X1.max() <= 255
+    with pytest.raises(ValueError, match="kind"):
+        image_problem("faces", np.random.default_rng(5))
+
+
+def test_image_sweep_counts_against_each_rival(monkeypatch):
+    import numpy as np
+    from logt.bench import learners_highdim as LH
+    # Euclidean, default, NCA, rescaled NCA, n_components
+    acc = iter([((0.5, 0.5), (0.6, 0.4), (0.55, 0.5), (0.3, 0.3), (0.4, 0.6)),
+                ((0.5, 0.5), (0.6, 0.6), (0.50, 0.6), (0.9, 0.5), (0.7, 0.7))])
+
+    def fake(name, X, y):
+        methods = ("Euclidean", "MetricLearner()", "NCA(64)", "NCA(64), X / max|X|", "MetricLearner(n_components=64)")
+        return [dict(dataset=name, method=m, acc1=a[0], acc5=a[1], seconds=None, note="")
+                for m, a in zip(methods, next(acc))]
+    monkeypatch.setattr(LH, "evaluate_set", fake)
+    monkeypatch.setattr(LH, "image_problem", lambda kind, g: ("p", np.zeros((4, 3)), np.zeros(4)))
+    lines = []
+    LH.image_sweep("shapes", 2, log=lines.append)
+    assert lines[-6:] == [
+        "MetricLearner() at least Euclidean (1-NN and 5-NN): 1 of 2, worst -0.100",
+        "MetricLearner() at least NCA(64) (1-NN and 5-NN): 1 of 2, worst -0.100",
+        "MetricLearner() at least NCA(64), X / max|X| (1-NN and 5-NN): 1 of 2, worst -0.300",
+        "MetricLearner(n_components=64) at least Euclidean (1-NN and 5-NN): 1 of 2, worst -0.100",
+        "MetricLearner(n_components=64) at least NCA(64) (1-NN and 5-NN): 1 of 2, worst -0.150",
+        "MetricLearner(n_components=64) at least NCA(64), X / max|X| (1-NN and 5-NN): 1 of 2, worst -0.200"]

@@ -62,3 +62,57 @@ def test_identities_nuisance_rules_plain_distances():
     assert s[3] > 3 * s[4]                               # four nuisance directions dominate the within-class spread
     P, _ = H.identities(5, 4, 300, pixels=True, rng=0)
     assert P.min() == 0 and P.max() == 255 and np.array_equal(P, np.round(P))
+
+
+def test_shapes_raw_pixels_and_the_label_is_the_shape():
+    X, y = H.shapes(400, canvas=24, n_classes=8, rotation=0.0, noise=0.0, blur=0.0, gradient=0.0, rng=0)
+    assert X.shape == (400, 576) and y.shape == (400,)
+    assert X.min() >= 0 and X.max() <= 255 and np.array_equal(X, np.round(X))
+    assert set(np.unique(y)) == set(range(8))
+    area = {k: np.mean((X[y == c] > 0).sum(1)) for c, k in enumerate(H.SHAPE_KINDS)}
+    assert area["disk"] > 1.5 * area["ring"] and area["square"] > 1.5 * area["frame"]     # filled vs outline
+    assert np.all((X > 0).sum(1) > 0)                             # every image shows its shape
+    X2, y2 = H.shapes(400, canvas=24, n_classes=8, rotation=0.0, noise=0.0, blur=0.0, gradient=0.0, rng=0)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
+    assert not np.array_equal(X, H.shapes(400, canvas=24, rng=1)[0])
+    # the brightness ramp (up or down, random direction) lights much of the background, which carries no class
+    X0, y0 = H.shapes(200, canvas=24, noise=0.0, blur=0.0, gradient=0.0, rng=2)
+    Xr, yr = H.shapes(200, canvas=24, noise=0.0, blur=0.0, gradient=1.0, rng=2)     # the same shapes, ramp on
+    assert np.array_equal(y0, yr) and not np.array_equal(Xr, X0)
+    assert np.mean(Xr > 0) > 2 * np.mean(X0 > 0)
+    for bad in (dict(canvas=8), dict(n_classes=1), dict(n_classes=9)):
+        with pytest.raises(ValueError):
+            H.shapes(10, **bad)
+
+
+def test_photo_patches_are_cut_from_their_region():
+    pytest.importorskip("PIL", reason="reading scikit-learn's sample photographs needs Pillow")
+    from sklearn.datasets import load_sample_images
+    X, y = H.photo_patches(300, size=6, grid=2, gain=0.0, rng=0)
+    assert X.shape == (300, 36) and set(np.unique(y)) == set(range(8))
+    assert X.min() >= 0 and X.max() <= 255 and np.array_equal(X, np.round(X))
+    photos = [np.round(im.astype(np.float64).mean(axis=2)) for im in load_sample_images().images]
+    for r in range(5):                             # brute force: the patch is a window of its region only
+        c = y[r]
+        im = photos[c // 4]
+        h, w = im.shape
+        a, b = (c % 4) // 2, c % 2
+        region = im[a * h // 2:(a + 1) * h // 2, b * w // 2:(b + 1) * w // 2]
+        win = np.lib.stride_tricks.sliding_window_view(region, (6, 6)).reshape(-1, 36)
+        assert np.any(np.all(win == X[r], axis=1))
+    assert np.array_equal(X, H.photo_patches(300, size=6, grid=2, gain=0.0, rng=0)[0])
+    with pytest.raises(ValueError, match="size"):
+        H.photo_patches(10, size=200, grid=3)
+    # a natural image's steep spectrum: the 64th principal direction holds a tiny share of the 1st's variance
+    Xp, _ = H.photo_patches(1500, size=18, grid=2, rng=1)
+    var = np.linalg.svd(Xp - Xp.mean(0), compute_uv=False) ** 2
+    assert var[63] / var[0] < 1e-3
+
+
+def test_images_sets_are_new_names():
+    pytest.importorskip("PIL", reason="reading scikit-learn's sample photographs needs Pillow")
+    sets = H.images_sets()
+    assert set(sets) == {"shapes28", "shapes32_ramp", "patches20", "patches24"}
+    seen = set(H.development_sets()) | set(H.heldout_sets()) | set(H.heldout2_sets())
+    assert not seen & set(sets)
+    assert all(X.shape[0] == y.shape[0] and X.shape[1] >= 400 for X, y in sets.values())

@@ -485,3 +485,21 @@ def test_estimator_metric_survives_an_outlier_row():
     finally:
         scaling.OUTLIER_FACTOR = old
     assert off.n_clipped_ == 0 and cos(off.get_mahalanobis_matrix(), clean) < 0.8
+
+
+@pytest.mark.parametrize("n_components", [None, 2])
+def test_scaling_none_says_what_it_needs(n_components):
+    # rows the oracle cannot take (norm > 1) under scaling=None: the estimator's own error and remedy, not the
+    # oracle's (which pointed at MetricLearner itself)
+    from logt import PairsMetricLearner
+    X = np.random.default_rng(0).standard_normal((60, 5)) * 3.0
+    y = np.arange(60) % 3
+    with pytest.raises(ValueError, match="scaling=None needs training .* of norm <= 1.*scaling='auto'"):
+        MetricLearner(scaling=None, n_components=n_components).fit(X, y)
+    i = np.arange(30)
+    j = np.where(i < 15, i + 30, i + 1)                       # similar pairs (i, i + 30), then dissimilar ones
+    pairs, yp = np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)
+    with pytest.raises(ValueError, match="scaling=None needs training"):
+        PairsMetricLearner(scaling=None, n_components=n_components).fit(pairs, yp)
+    Xn = X / (np.linalg.norm(X, axis=1).max() * 1.01)          # rows inside the unit ball: fitted as they are
+    assert MetricLearner(scaling=None, rng=0, T=5_000, check=False).fit(Xn, y).get_mahalanobis_matrix().shape == (5, 5)

@@ -910,3 +910,57 @@ def test_class_mean_directions_read_the_rows_by_index(layout):
         np.testing.assert_array_equal(fn(Xin, codes, mean, V, rows=rows), want)
         np.testing.assert_array_equal(fn(Xin, codes, mean, V, rows=np.flatnonzero(rows)), want)
     np.testing.assert_array_equal(S._class_means(Xin, codes)[0], S._class_means(X, codes)[0])   # layouts agree
+
+
+@pytest.mark.parametrize("learner", ["supervised", "pairs"])
+@pytest.mark.parametrize("d, mode", [(300, "max_norm"), (20, "standardize")])
+def test_n_components_scaling_keeps_data_units_on_wide_input_only(learner, d, mode):
+    # an int n_components: on wide input (where the default too takes a subspace) scaling="auto" is a common
+    # factor on the principal coordinates, on few features the per-coordinate standardization as before
+    X, y = _classes(200, d, 2)
+    X *= np.geomspace(0.1, 10.0, d)                  # features of unequal scales
+    assert S.uses_subspace(200, d) == (mode == "max_norm")
+    if learner == "supervised":
+        fit = lambda **kw: MetricLearner(n_components=8, rng=0, T=20_000, **kw).fit(X, y)
+    else:
+        i, j = np.arange(0, 200, 2), np.arange(1, 200, 2)
+        pairs, yp = np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)
+        fit = lambda **kw: PairsMetricLearner(n_components=8, rng=0, T=20_000, **kw).fit(pairs, yp)
+    auto = fit().components_
+    np.testing.assert_array_equal(auto, fit(scaling=mode).components_)
+    other = "standardize" if mode == "max_norm" else "max_norm"
+    assert not np.allclose(auto, fit(scaling=other).components_)
+
+
+def test_default_subspace_scaling_is_unchanged():
+    # n_components=None: the default's subspace coordinates are standardized as before (its check guards it;
+    # data units there were not better on the sweeps: docs/guide/high-dimensional.md)
+    X, y = _classes(200, 300, 3)
+    auto = MetricLearner(rng=0, T=20_000).fit(X, y)
+    assert auto.subspace_ is not None
+    np.testing.assert_array_equal(auto.components_, MetricLearner(rng=0, T=20_000, scaling="standardize")
+                                  .fit(X, y).components_)
+
+
+def test_n_components_on_photo_patches_not_standardized_into_noise():
+    # natural-image patches: the weakest of 64 principal directions holds ~1e-4 of the strongest's variance.
+    # Standardized, every one of the 64 coordinates weighs the same and the learned metric's 1-NN accuracy
+    # fell far below plain Euclidean distances; in the data's units it stays near them (measured on 6 seeds:
+    # data units 0.02-0.10 ahead of standardized, each seed)
+    pytest.importorskip("sklearn")
+    pytest.importorskip("PIL", reason="reading scikit-learn's sample photographs needs Pillow")
+    from logt.experiments.highdim_data import photo_patches
+    gains = []
+    for seed in (0, 1):
+        X, y = photo_patches(1500, size=18, grid=3, gain=0.0, rng=seed)
+        tr = np.random.default_rng(seed).random(len(y)) < 0.7
+        acc = {}
+        for mode in ("auto", "standardize"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ml = MetricLearner(n_components=64, scaling=mode, rng=0).fit(X[tr], y[tr])
+            A, B = ml.transform(X[tr]), ml.transform(X[~tr])            # brute-force 1-NN of the test rows
+            D = (B ** 2).sum(1)[:, None] + (A ** 2).sum(1)[None, :] - 2.0 * B @ A.T
+            acc[mode] = float(np.mean(y[tr][D.argmin(1)] == y[~tr]))
+        gains.append(acc["auto"] - acc["standardize"])
+    assert np.mean(gains) > 0.03, gains

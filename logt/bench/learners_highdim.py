@@ -19,11 +19,12 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
-__all__ = ["HIGHDIM_SETS", "directions_text", "evaluate_set", "section", "format_section", "split_means",
+__all__ = ["HIGHDIM_SETS", "IMAGES_SETS", "directions_text", "evaluate_set", "section", "format_section", "split_means",
            "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS", "identity_problem",
-           "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem"]
+           "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem", "image_problem", "image_sweep"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
+IMAGES_SETS = ("shapes28", "shapes32_ramp", "patches20", "patches24")     # highdim_data.images_sets(): --all
 
 
 def directions_text(est):
@@ -81,6 +82,8 @@ def section(quick=False, log=print, sets=None):
     from logt.experiments import highdim_data as H
     data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
     names = sets or (HIGHDIM_SETS[:1] if quick else HIGHDIM_SETS)
+    if any(name in IMAGES_SETS for name in names):
+        data.update(H.images_sets())            # needs Pillow (scikit-learn's sample photographs)
     rows = []
     for name in names:
         X, y = data[name]
@@ -114,6 +117,8 @@ def split_means(names, n_splits=10, data=None, log=print):
     if data is None:
         from logt.experiments import highdim_data as H
         data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
+        if any(name in IMAGES_SETS for name in names):
+            data.update(H.images_sets())
     head = ["data", "method", "1-NN", "5-NN", "median fit time", "NCA time / this (median)",
             "rescaled NCA time / this (median)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -319,9 +324,56 @@ def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False):
     return rows
 
 
+def image_problem(kind, rng):
+    """``(description, X, y)``: one raw-pixel problem of a family not derived from the digits, random
+    parameters (1,200-3,600 images): ``kind="shapes"`` (:func:`~logt.experiments.highdim_data.shapes`: 22-32 px
+    canvas, 4-8 classes, rotation, noise, blur and brightness ramp drawn) or ``"patches"``
+    (:func:`~logt.experiments.highdim_data.photo_patches`: 14-28 px patches, 8 or 18 regions, brightness gain
+    drawn); ``rng`` a ``numpy.random.Generator``."""
+    from logt.experiments import highdim_data as H
+    n = int(rng.integers(1200, 3600))
+    if kind == "shapes":
+        p = dict(canvas=int(rng.integers(22, 33)), n_classes=int(rng.integers(4, 9)),
+                 rotation=float(rng.choice([0.0, 0.3, 0.8])), noise=float(rng.choice([0.0, 0.05, 0.1, 0.2])),
+                 blur=float(rng.choice([0, 0.7, 1.2])), gradient=float(rng.choice([0, 0.5, 1.0])))
+        X, y = H.shapes(n, rng=int(rng.integers(2**31)), **p)
+    elif kind == "patches":
+        p = dict(size=int(rng.integers(14, 29)), grid=int(rng.choice([2, 3])),
+                 gain=float(rng.choice([0.0, 0.2, 0.4])))
+        X, y = H.photo_patches(n, rng=int(rng.integers(2**31)), **p)
+    else:
+        raise ValueError(f"kind must be 'shapes' or 'patches', got {kind!r}")
+    return f"{kind} n={n} " + " ".join(f"{k}={v}" for k, v in p.items()), X, y
+
+
+def image_sweep(kind, n_problems=8, seed=101, log=print):
+    """:func:`evaluate_set` (every contender, NCA included, one 70/30 split, seed 0) on :func:`image_problem`
+    ``0..n_problems-1``; logs each table and how often the default and ``MetricLearner(n_components=64)`` are at
+    least Euclidean k-NN and NCA(64) (on raw and on rescaled input) in both 1-NN and 5-NN. Returns the rows
+    (``python -m logt.bench.learners_highdim --shapes N`` or ``--patches N``)."""
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_problems):
+        desc, X, y = image_problem(kind, g)
+        rs = evaluate_set(f"{i} {desc}", X, y)
+        log(f"{i} {desc} (d = {X.shape[1]})")
+        for r in rs:
+            secs = "-" if r["seconds"] is None else f"{r['seconds']:.2f} s"
+            log(f"   {r['method']:32s} {r['acc1']:.3f} {r['acc5']:.3f} {secs:>7s}  {r['note']}")
+        rows.extend(rs)
+    for label in ("MetricLearner()", "MetricLearner(n_components=64)"):
+        for rival in ("Euclidean", "NCA(64)", "NCA(64), X / max|X|"):
+            pairs = [(r, next(q for q in rows if q["dataset"] == r["dataset"] and q["method"] == rival))
+                     for r in rows if r["method"] == label]
+            ok = sum(r["acc1"] >= q["acc1"] and r["acc5"] >= q["acc5"] for r, q in pairs)
+            worst = min(min(r["acc1"] - q["acc1"], r["acc5"] - q["acc5"]) for r, q in pairs)
+            log(f"{label} at least {rival} (1-NN and 5-NN): {ok} of {len(pairs)}, worst {worst:+.3f}")
+    return rows
+
+
 if __name__ == "__main__":
     # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny/--identities N [--seed S]
-    #                                       [--imbalanced] (with --identities)
+    #                                       [--imbalanced] (with --identities) | --shapes/--patches N [--seed S]
     import sys
     for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1),
                                       ("--identities", identity_sweep, 78)):
@@ -330,9 +382,15 @@ if __name__ == "__main__":
             extra = dict(imbalanced=True) if flag == "--identities" and "--imbalanced" in sys.argv else {}
             sweep(int(sys.argv[sys.argv.index(flag) + 1]), seed=seed, **extra)
             sys.exit(0)
+    for kind, default_seed in (("shapes", 101), ("patches", 202)):
+        if f"--{kind}" in sys.argv:
+            seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed
+            image_sweep(kind, int(sys.argv[sys.argv.index(f"--{kind}") + 1]), seed=seed)
+            sys.exit(0)
     all_sets = "--all" in sys.argv
     from logt.experiments import highdim_data as H
-    names = list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) if all_sets else None
+    names = (list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) + list(IMAGES_SETS)
+             if all_sets else None)
     if "--splits" in sys.argv:
         print(split_means(names or list(HIGHDIM_SETS), int(sys.argv[sys.argv.index("--splits") + 1])))
     else:

@@ -10,7 +10,9 @@ same seed gives the same arrays.
 :func:`development_sets` are the sets the learners' high-dimensional defaults were
 chosen on; :func:`heldout_sets` (other canvases, shifts, noise levels, dimensions
 and seeds) were used for nothing but the final check
-(``python -m logt.bench --only learners``, ``docs/guide/high-dimensional.md``).
+(``python -m logt.bench --only learners``, ``docs/guide/high-dimensional.md``);
+:func:`images_sets` are raw pixels of two other kinds (rendered :func:`shapes`,
+:func:`photo_patches` of photographs).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -18,8 +20,8 @@ from scipy import ndimage
 
 from logt._rng import check_rng
 
-__all__ = ["shifted_digits", "dense_classification", "sparse_classification", "identities",
-           "development_sets", "heldout_sets", "heldout2_sets"]
+__all__ = ["shifted_digits", "dense_classification", "sparse_classification", "identities", "shapes",
+           "photo_patches", "SHAPE_KINDS", "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
 
 
 def _digits():
@@ -169,6 +171,113 @@ def identities(n_classes=20, per_class=8, n_features=2000, n_nuisance=8, n_ident
     return X, y
 
 
+SHAPE_KINDS = ("disk", "ring", "square", "frame", "triangle", "plus", "cross", "bar")
+
+
+def _shape_mask(kind, canvas, radius, cy, cx, theta):
+    """(canvas, canvas) float mask of one outline or filled shape of ``SHAPE_KINDS`` centred at (cy, cx), of
+    radius ``radius`` pixels, rotated by ``theta`` radians; strokes ``max(1, radius / 3)`` wide."""
+    u, v = np.mgrid[0:canvas, 0:canvas].astype(np.float64)
+    u, v = u - cy, v - cx
+    a, b = np.cos(theta) * u - np.sin(theta) * v, np.sin(theta) * u + np.cos(theta) * v
+    w = max(1.0, radius / 3.0)
+    box = np.maximum(np.abs(a), np.abs(b))
+    if kind == "disk":
+        m = u ** 2 + v ** 2 <= radius ** 2
+    elif kind == "ring":
+        r = np.hypot(u, v)
+        m = (r <= radius) & (r >= radius - w)
+    elif kind == "square":
+        m = box <= 0.85 * radius
+    elif kind == "frame":
+        m = (box <= 0.85 * radius) & (box >= 0.85 * radius - w)
+    elif kind == "triangle":
+        m = (a <= 0.7 * radius) & (a >= -radius) & (np.abs(b) <= 0.6 * (a + radius))
+    elif kind in ("plus", "cross"):
+        if kind == "cross":                    # the plus turned by 45 degrees
+            a, b = (a + b) / np.sqrt(2.0), (a - b) / np.sqrt(2.0)
+        m = ((np.abs(a) <= w / 2) & (np.abs(b) <= radius)) | ((np.abs(b) <= w / 2) & (np.abs(a) <= radius))
+    else:                                      # "bar"
+        m = (np.abs(a) <= w) & (np.abs(b) <= radius)
+    return m.astype(np.float64)
+
+
+def shapes(n_samples=2500, canvas=28, n_classes=8, rotation=0.3, noise=0.1, blur=0.7, gradient=0.5, rng=0):
+    """Raw-pixel images of rendered shapes under an illumination gradient (not derived from the digits).
+
+    Each image shows one shape of the first ``n_classes`` of ``SHAPE_KINDS`` (its label) of random
+    radius (``canvas / 7`` to ``canvas / 3.2`` pixels) and position, intensity U(0.5, 1), turned by up
+    to ``rotation`` radians, blurred (Gaussian, ``blur`` pixels), on a linear brightness ramp of random
+    direction and slope up to ``gradient`` (a nuisance that carries no class), with Gaussian pixel
+    noise of standard deviation ``noise`` everywhere (units of the full intensity). Values are clipped
+    to 0..1 and rounded to 0..255 like raw 8-bit images.
+
+    Returns
+    -------
+    X : (n_samples, canvas**2) float64
+        Pixel values in 0..255 (row-major images).
+    y : (n_samples,) int64
+        Shape labels ``0..n_classes-1``.
+    """
+    gen = check_rng(rng)
+    if not 12 <= canvas:
+        raise ValueError(f"canvas must be at least 12 pixels, got {canvas}")
+    if not 2 <= n_classes <= len(SHAPE_KINDS):
+        raise ValueError(f"n_classes must be in [2, {len(SHAPE_KINDS)}], got {n_classes}")
+    y = gen.integers(n_classes, size=n_samples)
+    X = np.empty((n_samples, canvas * canvas))
+    ramp_u, ramp_v = np.mgrid[0:canvas, 0:canvas] / canvas
+    for i in range(n_samples):
+        radius = gen.uniform(canvas / 7.0, canvas / 3.2)
+        cy, cx = gen.uniform(radius + 1.0, canvas - radius - 1.0, size=2)
+        im = gen.uniform(0.5, 1.0) * _shape_mask(SHAPE_KINDS[y[i]], canvas, radius, cy, cx,
+                                                  gen.uniform(-rotation, rotation))
+        if blur > 0:
+            im = ndimage.gaussian_filter(im, blur)
+        angle = gen.uniform(0.0, 2.0 * np.pi)
+        im = (im + gradient * gen.uniform() * (np.cos(angle) * ramp_u + np.sin(angle) * ramp_v)
+              + noise * gen.standard_normal(im.shape))
+        X[i] = np.clip(im, 0.0, 1.0).ravel()
+    return np.round(255.0 * X), y.astype(np.int64)
+
+
+def photo_patches(n_samples=2500, size=20, grid=2, gain=0.3, rng=0):
+    """Raw-pixel texture patches of two photographs: which part of which photo a patch comes from.
+
+    scikit-learn's two sample photographs (``load_sample_images``, 427 x 640, shipped with it; reading
+    them needs Pillow) in grey (the mean of the colour channels), each cut into a ``grid x grid``
+    array of regions, one class per region (``2 grid^2`` classes); each sample is a ``size x size``
+    patch at a random position inside its region, its brightness multiplied by U(1 - ``gain``,
+    1 + ``gain``), clipped and rounded to 0..255. Natural images have a steep power spectrum: the
+    weakest of 64 principal directions holds a few 1e-4 of the strongest's variance.
+
+    Returns
+    -------
+    X : (n_samples, size**2) float64
+        Pixel values in 0..255 (row-major patches).
+    y : (n_samples,) int64
+        Region labels ``0..2 grid^2 - 1`` (the first photo's regions first, row by row).
+    """
+    from sklearn.datasets import load_sample_images      # the extra [sklearn] (and Pillow, with [plot])
+    gen = check_rng(rng)
+    photos = [im.astype(np.float64).mean(axis=2) for im in load_sample_images().images]
+    regions = []
+    for im in photos:
+        h, w = im.shape
+        if not 4 <= size < min(h, w) // grid:
+            raise ValueError(f"size must be in [4, {min(h, w) // grid}) for grid={grid}, got {size}")
+        for a in range(grid):
+            for b in range(grid):
+                regions.append((im, a * h // grid, (a + 1) * h // grid, b * w // grid, (b + 1) * w // grid))
+    y = gen.integers(len(regions), size=n_samples)
+    X = np.empty((n_samples, size * size))
+    for i in range(n_samples):
+        im, a0, a1, b0, b1 = regions[y[i]]
+        a, b = gen.integers(a0, a1 - size), gen.integers(b0, b1 - size)
+        X[i] = np.clip(im[a:a + size, b:b + size] * gen.uniform(1.0 - gain, 1.0 + gain), 0.0, 255.0).ravel()
+    return np.round(X), y.astype(np.int64)
+
+
 def development_sets(rng=0):
     """The sets the high-dimensional defaults were chosen on: ``{name: (X, y)}``."""
     seeds = np.random.SeedSequence(check_rng(rng).integers(2**63)).generate_state(5)
@@ -208,4 +317,20 @@ def heldout2_sets(rng=20261125):
         "dense1500_heavy": dense_classification(2000, 1500, n_informative=9, n_classes=5, heavy_tailed=True,
                                                 rng=int(seeds[3])),
         "bow8000": sparse_classification(3000, 8000, n_classes=5, topic_share=0.15, rng=int(seeds[4])),
+    }
+
+
+def images_sets(rng=20261127):
+    """Two raw-pixel families not derived from the digits (:func:`shapes`, :func:`photo_patches`), two sets
+    each, ``{name: (X, y)}``; needs Pillow. Defined after the default was settled and run once for it (they did
+    not change it); its random instances informed the scaling of an int ``n_components`` on wide input
+    (docs/guide/high-dimensional.md, "Data units for n_components")."""
+    seeds = np.random.SeedSequence(check_rng(rng).integers(2**63)).generate_state(4)
+    return {
+        "shapes28": shapes(2500, canvas=28, n_classes=8, rotation=0.3, noise=0.1, blur=0.7, gradient=0.5,
+                           rng=int(seeds[0])),
+        "shapes32_ramp": shapes(2000, canvas=32, n_classes=6, rotation=0.8, noise=0.05, blur=0.0, gradient=1.0,
+                                rng=int(seeds[1])),
+        "patches20": photo_patches(2500, size=20, grid=2, gain=0.2, rng=int(seeds[2])),
+        "patches24": photo_patches(3000, size=24, grid=3, gain=0.0, rng=int(seeds[3])),
     }

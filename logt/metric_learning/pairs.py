@@ -201,9 +201,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     threshold
         "learn" (default) or a fixed ``b >= 0``.
     lam, T, scaling, method, params, options, n_eval_pairs, n_threads, rng, threshold_scale, n_components
-        As in :class:`logt.MetricLearner` (same defaults; ``threshold_scale`` is ``s``). With
-        ``n_components``, the principal subspace is that of the pairs' points; the default keeps the
-        learned metric (there are no class labels to check it against).
+        As in :class:`logt.MetricLearner` (same defaults; ``threshold_scale`` is ``s``; ``scaling="auto"``
+        with an int ``n_components`` on wide input: one common factor, as there). With ``n_components``, the
+        principal subspace is that of the pairs' points.
     balance
         bool, default True: draw similar and dissimilar pairs with probability 1/2 each (False:
         uniformly from the list).

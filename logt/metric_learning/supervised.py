@@ -112,7 +112,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (capped at 1e8): 1e5 at the default ``lam``; see ``logt.metric_learning.auto_budget``.
     scaling
         "auto" (default: per-feature standardization for dense input, one
-        common factor for sparse), "standardize", "max_norm" or None; see
+        common factor for sparse; with an int ``n_components`` on wide input,
+        where the default too takes a subspace, one common factor: the principal
+        coordinates keep the data's units), "standardize", "max_norm" or None; see
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
         norm <= 1 (the oracle's smoothness bound).
     n_components
