@@ -19,8 +19,9 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
-__all__ = ["HIGHDIM_SETS", "IMAGES_SETS", "directions_text", "evaluate_set", "section", "format_section", "split_means",
-           "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS", "identity_problem",
+__all__ = ["HIGHDIM_SETS", "IMAGES_SETS", "named_sets", "directions_text", "evaluate_set", "section", "format_section",
+           "split_means", "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS",
+           "identity_problem",
            "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem", "image_problem", "image_sweep"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
@@ -77,13 +78,21 @@ def _nca_row(rows, dataset, rescaled):
                  and q["method"].endswith("max|X|") == rescaled), None)
 
 
-def section(quick=False, log=print, sets=None):
-    """The markdown section: one table over the high-dimensional sets."""
+def named_sets(names):
+    """name -> ``(X, y)``: the sets of :mod:`logt.experiments.highdim_data` (development and both held-out
+    batches, and the image sets, which need Pillow, when ``names`` asks for one of them)."""
     from logt.experiments import highdim_data as H
     data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
-    names = sets or (HIGHDIM_SETS[:1] if quick else HIGHDIM_SETS)
     if any(name in IMAGES_SETS for name in names):
-        data.update(H.images_sets())            # needs Pillow (scikit-learn's sample photographs)
+        data.update(H.images_sets())
+    return data
+
+
+def section(quick=False, log=print, sets=None, data=None):
+    """The markdown section: one table over the high-dimensional sets (``data``: name -> ``(X, y)``, default
+    :func:`named_sets`)."""
+    names = sets or (HIGHDIM_SETS[:1] if quick else HIGHDIM_SETS)
+    data = named_sets(names) if data is None else data
     rows = []
     for name in names:
         X, y = data[name]
@@ -113,12 +122,8 @@ def split_means(names, n_splits=10, data=None, log=print):
     """Means over the splits (seeds) ``0..n_splits-1`` of :func:`evaluate_set`'s accuracies, median fit
     times and the medians of the per-split ratios NCA / default (NCA on raw and on rescaled input): one
     Markdown table (``python -m logt.bench.learners_highdim --all --splits 10``). ``data``: name -> ``(X, y)``
-    (default: the sets of :mod:`logt.experiments.highdim_data`)."""
-    if data is None:
-        from logt.experiments import highdim_data as H
-        data = {**H.development_sets(), **H.heldout_sets(), **H.heldout2_sets()}
-        if any(name in IMAGES_SETS for name in names):
-            data.update(H.images_sets())
+    (default: :func:`named_sets`)."""
+    data = named_sets(names) if data is None else data
     head = ["data", "method", "1-NN", "5-NN", "median fit time", "NCA time / this (median)",
             "rescaled NCA time / this (median)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -387,11 +392,9 @@ if __name__ == "__main__":
             seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed
             image_sweep(kind, int(sys.argv[sys.argv.index(f"--{kind}") + 1]), seed=seed)
             sys.exit(0)
-    all_sets = "--all" in sys.argv
-    from logt.experiments import highdim_data as H
-    names = (list(H.development_sets()) + list(H.heldout_sets()) + list(H.heldout2_sets()) + list(IMAGES_SETS)
-             if all_sets else None)
+    data = named_sets(IMAGES_SETS) if "--all" in sys.argv else None        # every set, generated once
+    names = list(data) if data is not None else None
     if "--splits" in sys.argv:
-        print(split_means(names or list(HIGHDIM_SETS), int(sys.argv[sys.argv.index("--splits") + 1])))
+        print(split_means(names or list(HIGHDIM_SETS), int(sys.argv[sys.argv.index("--splits") + 1]), data=data))
     else:
-        print(section(sets=names)[0])
+        print(section(sets=names, data=data)[0])

@@ -16,7 +16,7 @@ from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
 from logt.metric_learning.scaling import extreme_unit as _extreme_unit
-from logt.oracles.metric import check_threshold_scale, label_codes, norm_tolerance
+from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
            "check_pairs", "check_fitted", "varying_features", "metric_is_zero", "MAX_INPUT_FEATURES"]
@@ -216,18 +216,6 @@ def varying_features(X):
     return active if active.any() else np.ones(X.shape[1], dtype=bool)
 
 
-def _check_unit_rows(X, subspace):
-    """``scaling=None``: the rows the oracle sees (``X`` (n, k), dense or CSR) must have norm <= 1; a clear
-    ValueError naming the estimator's remedy otherwise (``subspace``: they are principal coordinates)."""
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-    if sq.size and not np.sqrt(sq.max()) <= 1.0 + norm_tolerance(np.float64, X.shape[1]):     # the oracle's slack
-        i = int(np.argmax(sq))
-        what = "principal coordinates (n_components)" if subspace else "rows"
-        also = "" if subspace else ", or scale the rows first (logt.datasets.normalize_rows)"
-        raise ValueError(f"scaling=None needs training {what} of norm <= 1: row {i} has norm {np.sqrt(sq[i]):.6g}; "
-                         f"use scaling='auto' (the default) or 'max_norm'{also}")
-
-
 def _check_real(v, name, lo=0.0, strict=True):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
             or (v <= lo if strict else v < lo):
@@ -320,10 +308,7 @@ class MahalanobisLearner(BaseEstimator):
         and the regularizer keeps them at 0: the optimizer runs on the other features
         only (``active_features_``), and the metric is embedded back with zeros.
         """
-        mode = self._scaling_mode()
-        if mode is None:
-            _check_unit_rows(X, getattr(self, "subspace_", None) is not None)
-        center, scale, outliers = fit_scaling(X, mode, return_outliers=True)
+        center, scale, outliers = fit_scaling(X, self._scaling_mode(), return_outliers=True)
         self.center_, self.scale_ = center, scale
         Xs = apply_scaling(X, center, scale)
         active = varying_features(Xs)
@@ -453,10 +438,11 @@ class MahalanobisLearner(BaseEstimator):
         active = varying_features(X)             # constant features: exactly 0 in the basis
         n_active = int(active.sum())
         k = self.n_components
+        wide = _subspace.uses_subspace(n, n_active)
         # an int n_components on wide input: the principal coordinates keep the data's units (_scaling_mode)
-        self._wide_subspace = k is not None and _subspace.uses_subspace(n, n_active)
+        self._wide_subspace = k is not None and wide
         if k is None:
-            if not _subspace.uses_subspace(n, n_active):
+            if not wide:
                 return X, active, None
         elif k > n and d > _subspace.EXACT_MAX_FEATURES:
             raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "

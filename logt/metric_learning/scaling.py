@@ -22,7 +22,7 @@ Modes:
 * ``"auto"`` -- ``"standardize"`` for dense input, ``"max_norm"`` for sparse
   (centering would densify it, and per-feature scaling blows up rare one-hot
   features).
-* ``None`` -- no scaling: rows must already have ``||x|| <= 1``.
+* ``None`` -- no scaling: rows must already have ``||x|| <= 1`` (a ValueError says so otherwise).
 
 Outlier rows (every mode but ``None``): a training row whose norm after the map
 exceeds ``OUTLIER_FACTOR = 5`` times the 99th percentile of the row norms is an
@@ -43,6 +43,8 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
+
+from logt.oracles.metric import norm_tolerance
 
 __all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows", "outlier_cap", "extreme_unit"]
 
@@ -106,6 +108,17 @@ def outlier_cap(norms):
     return OUTLIER_FACTOR * float(np.quantile(norms, OUTLIER_QUANTILE))
 
 
+def _check_unit_ball(X):
+    """``scaling=None``: every training row of ``X`` (dense or CSR) must have norm <= 1 (with the oracle's slack,
+    :func:`logt.oracles.metric.norm_tolerance`); a ValueError with the estimator's remedies otherwise."""
+    norms = _row_norms(X)
+    if norms.size and not norms.max() <= 1.0 + norm_tolerance(np.float64, X.shape[1]):
+        i = int(np.argmax(norms))
+        raise ValueError(f"scaling=None needs training rows of norm <= 1 (with n_components: their principal "
+                         f"coordinates): row {i} has norm {norms[i]:.6g}; use scaling='auto' (the default) or "
+                         "'max_norm', or scale the rows first (logt.datasets.normalize_rows)")
+
+
 def fit_scaling(X, mode="auto", return_outliers=False):
     """``(center, scale)``: two (d,) float64 arrays for float64 ``X`` (dense ndarray or CSR).
 
@@ -120,6 +133,7 @@ def fit_scaling(X, mode="auto", return_outliers=False):
     n, d = X.shape
     out = np.zeros(n, dtype=bool)
     if mode is None:
+        _check_unit_ball(X)
         center, scale = np.zeros(d), np.ones(d)
         return (center, scale, out) if return_outliers else (center, scale)
     if mode == "auto":
