@@ -58,6 +58,8 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
         if est.subspace_ is not None and est.n_components is None:
             note += (", plain Euclidean distances (the check's choice)" if est.metric_choice_ == "euclidean" else
                      f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions ({directions_text(est)})")
+        elif est.metric_choice_ == "subspace":
+            note += f", the top {k} principal directions (the check's choice)"
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):

@@ -428,9 +428,10 @@ class MahalanobisLearner(BaseEstimator):
         rows is held out for the default's check (``MetricLearner._check_hits``,
         :func:`subspace.holdout_split`).
         ``holdout=False`` (``check=False``): no rows are held out (``fit_rows`` None, the class-mean directions
-        from every row). An int ``k``: always, the top-``k`` principal directions. The randomized range finder
-        (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned from ``gen``, so
-        ``gen``'s own stream is unchanged."""
+        from every row). An int ``k``: always, the top-``k`` principal directions (from every row); with labels
+        ``codes``, ``holdout`` and wide input, the same share of the rows is held out for the check. The
+        randomized range finder (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned
+        from ``gen``, so ``gen``'s own stream is unchanged."""
         self.subspace_ = self.subspace_mean_ = None
         self._standardized_rows = None
         n, d = X.shape
@@ -466,6 +467,8 @@ class MahalanobisLearner(BaseEstimator):
             k = basis_a.shape[0]
         else:
             mean_a, basis_a, _, _ = _subspace.principal_subspace(Xa, k_fit, sub_rng)
+            if codes is not None and holdout and wide:       # MetricLearner's check of an int n_components
+                fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0])
         basis = np.zeros((k, d))
         basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
         self.subspace_mean_, self.subspace_ = full_mean(X, active, mean_a * unit), basis

@@ -120,7 +120,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     n_components
         None (default) or an int ``k``: the number of rows of ``components_``, so ``transform`` maps to
         ``k`` dimensions (scikit-learn's and metric-learn's convention). An int: the metric is learned on
-        the top-``k`` principal directions of the training points and composed with them. None: the
+        the top-``k`` principal directions of the training points and composed with them; on wide input
+        (where the default too takes a subspace) ``check`` compares it with those directions themselves
+        (PCA to ``k``). None: the
         full-rank metric when the varying features are few (at most 128 and fewer than the samples),
         else a subspace: the top principal directions (rank
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
@@ -151,7 +153,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         True (default) or False. With ``n_components=None``, whether the learned metric is checked against plain
         distances on rows it was not fitted on and replaced by them unless it is ahead by more than one standard
         error of the paired 1-NN hit difference (:func:`logt.metric_learning.subspace.choose_candidate`). A
-        subspace: as described under ``n_components``. Full rank (few features): after the final fit on every
+        subspace: as described under ``n_components``. An int ``n_components`` on wide input: the metric is
+        learned on 75% of each class (cross-fitted on 4 folds when fewer than 20 rows would be held out, each
+        fold's principal directions found without it) and kept, learned again on all rows, only when ahead of
+        the principal coordinates themselves (PCA to ``k``: ``metric_choice_ == "subspace"``, ``components_`` is
+        ``subspace_``) by one standard error; there is no plain-Euclidean candidate (its rank would not be ``k``).
+        On 157 wide fits at ``k = 64`` it turned 20 learned metrics below Euclidean k-NN by more than 0.02 into 3,
+        at 1.5x the fit time (median; ``docs/guide/high-dimensional.md``, "The check of n_components"); on few
+        features an int ``n_components`` is not checked. Full rank (few features): after the final fit on every
         row (untouched), the metric learned with these parameters is compared with Euclidean distances on the
         raw varying features, cross-fitted on 4 stratified folds at a quarter of the budget below ~2,000 rows
         (fewer than ``subspace.FULL_RANK_HOLDOUT_MIN`` = 500 rows to hold out), else learned at the full budget
@@ -197,16 +206,18 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (k, d) and (d,), the principal subspace the metric was learned on, or None (full rank). With a
         subspace, ``center_``, ``scale_`` and ``whitening_`` refer to its ``k`` coordinates.
     metric_choice_
-        "learned"; "subspace" when the default kept the subspace's Euclidean metric; "euclidean"
+        "learned"; "subspace" when the check kept the subspace's Euclidean metric (for an int ``n_components``:
+        the top principal directions, ``components_`` is ``subspace_``); "euclidean"
         when it kept plain Euclidean distances (``check``; ``components_`` then selects the varying features,
         or, when that would exceed ``subspace.EUCLIDEAN_MAX_ENTRIES`` entries, is ``n - 1`` orthonormal
         rows spanning the training rows' differences: the same nearest neighbours among the training rows
         from any point; ``subspace.span_rows``).
     check_accuracy_
-        dict, or None (no check ran: ``check=False``, an int ``n_components``, or a zero learned metric): the 1-NN
-        accuracies of the check, ``learned``, ``euclidean`` and, on a subspace, ``subspace`` (there
-        ``euclidean`` on dense input only, see above), ``how`` ("held-out", or "cross-fitted" when the
-        classes are too small to hold out 20 rows) and ``n_rows`` checked; held out on a subspace, also
+        dict, or None (no check ran: ``check=False``, an int ``n_components`` on few features, or a zero learned
+        metric): the 1-NN accuracies of the check, ``learned``, ``euclidean`` and, on a subspace, ``subspace``
+        (there ``euclidean`` on dense input with ``n_components=None`` only, see above), ``how`` ("held-out",
+        or "cross-fitted" when the classes are too small to hold out 20 rows) and ``n_rows`` checked; held out on
+        the default's subspace, also
         ``standardized`` (the metric learned with the standardized class-mean directions) and ``principal``
         (the metric learned on the principal directions alone), each absent when the check's choice so far hit
         every row (``standardized`` also without such directions), and ``directions``: the directions
@@ -333,10 +344,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             raise ValueError(f"{what} needs a class with at least 2 samples "
                              "(a similar pair); every label in y is unique")
         gen = check_rng(self.rng)
-        checked = bool(self.check) and self.n_components is None       # the default's check runs
         self.check_accuracy_ = None
         with single_threaded_blas():
-            Z, active_in, fit_rows = self._subspace_fit(X, gen, codes, holdout=checked)   # Z is X unless a subspace
+            Z, active_in, fit_rows = self._subspace_fit(X, gen, codes, holdout=bool(self.check))   # X unless a subspace
+        # the check runs for the default and for an int n_components on wide input (few features: not checked)
+        checked = bool(self.check) and (self.n_components is None or self._wide_subspace)
         # the full-rank check's generator, spawned before anything else draws from gen's children: the check
         # is the same whatever the loss (loss="auto" spawns its folds' generator next)
         check_gen = gen.spawn(1)[0] if self.subspace_ is None and checked else None
@@ -360,7 +372,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
                      if self.subspace_ is not None and checked else None)
             extended, metric, principal = None, None, None
-            if check is not None and fit_rows is not None:
+            if check is not None and fit_rows is not None and self.n_components is None:
                 # the further candidates' fits draw from spawned generators: gen's own stream (the refit below)
                 # is untouched
                 extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
@@ -478,7 +490,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits = lambda A, columns=None: _subspace.split_hits(A, codes, fr, ho, columns)   # noqa: E731
             how, n_check = "held-out", int(ho.size)
             h = {"learned": hits(Z @ self.components_.T), "subspace": hits(Z)}
-        if _subspace.euclidean_candidate(X, active):
+        if self.n_components is None and _subspace.euclidean_candidate(X, active):
             h["euclidean"] = hits(X, active)        # the rows at the varying features: no copy of all of them
         return h, how, n_check
 
@@ -530,7 +542,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         """``(folds, {"learned": hits, "subspace": hits})`` for the default's check when no rows can be held
         out: each row's fold (:func:`subspace.fold_split`, from ``gen``) and whether its 1-NN among the
         other folds' rows is of its class, in the subspace found as the default finds it
-        (:func:`subspace.default_principal` on the ``active`` features, then the class-mean directions) from
+        (:func:`subspace.default_principal` on the ``active`` features, then the class-mean directions; an int
+        ``n_components``: that many principal directions, at most one fewer than those rows) from
         the other folds' rows only, and under the metric learned there, with these parameters, from the other
         folds only. The principal directions too: they hold no labels, but with fewer rows than features each
         row's own noise fills its share of the directions found with it, so in them the checked rows would
@@ -549,11 +562,17 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             tr = ~te
             if not te.any():
                 continue
-            mean_a, principal_a = _subspace.default_principal(Xa[tr], gen.spawn(1)[0] if wide else None)
+            rng = gen.spawn(1)[0] if wide else None
+            if self.n_components is None:
+                mean_a, principal_a = _subspace.default_principal(Xa[tr], rng)
+            else:       # the top principal directions, at most as many as the other folds' rows span
+                k = max(1, min(self.n_components, Xa.shape[1], int(np.count_nonzero(tr)) - 1))
+                mean_a, principal_a = _subspace.principal_subspace(Xa[tr], k, rng)[:2]
             mean = full_mean(X, active, mean_a * unit)
             principal = full_rows(principal_a, active)
-            extra = _subspace.class_mean_directions(X[tr], codes[tr], mean, principal)
-            Z = _subspace.project_rows(X, mean, np.vstack([principal, extra]))
+            if self.n_components is None:
+                principal = np.vstack([principal, _subspace.class_mean_directions(X[tr], codes[tr], mean, principal)])
+            Z = _subspace.project_rows(X, mean, principal)
             hits["subspace"][te] = _subspace.split_hits(Z, codes, tr, te)
             if not _subspace.can_learn(codes[tr]):
                 continue
@@ -567,6 +586,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         ``self`` is untouched."""
         est = type(self)(**self.get_params())
         est.loss_ = self.loss_
+        est._wide_subspace = getattr(self, "_wide_subspace", False)       # the same scaling (_scaling_mode)
         if T is not None:
             est.T = T
         with warnings.catch_warnings():
