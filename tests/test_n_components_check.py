@@ -187,3 +187,17 @@ def test_n_components_check_on_sparse_input(n, how):
     assert ml.components_.shape == (16, 3003)
     Xd = X.toarray()
     np.testing.assert_allclose(ml.transform(X), ml.transform(Xd), rtol=1e-12, atol=1e-12)
+
+
+def test_a_zero_metric_on_the_checked_subspace_is_warned_as_checked():
+    # photo patches at a small budget: the metric fitted on 75% of the rows comes out zero. Its warning says the
+    # check follows (not that transform maps every point to 0): the check then keeps the principal coordinates
+    pytest.importorskip("PIL", reason="reading scikit-learn's sample photographs needs Pillow")
+    from logt import DegenerateMetricWarning
+    from logt.experiments.highdim_data import photo_patches
+    X, y = photo_patches(1500, size=18, grid=3, gain=0.0, rng=0)
+    with pytest.warns(DegenerateMetricWarning, match="The check compares it with plain distances") as w:
+        ml = MetricLearner(n_components=64, rng=0, T=2000).fit(X, y)
+    assert len(w) == 1 and w[0].filename == __file__ and "maps every point to 0" not in str(w[0].message)
+    assert ml.metric_choice_ == "subspace" and ml.check_accuracy_["learned"] < ml.check_accuracy_["subspace"]
+    np.testing.assert_array_equal(ml.components_, ml.subspace_)

@@ -331,10 +331,11 @@ class MahalanobisLearner(BaseEstimator):
             return "max_norm"
         return self.scaling
 
-    def _minimize(self, oracle, gen, stacklevel=3, zero_keeps_euclidean=False):
+    def _minimize(self, oracle, gen, stacklevel=3, zero_keeps_euclidean=False, zero_checked=False):
         """Run logT on ``oracle`` over the PSD cone and set the metric; ``stacklevel`` points a
         DegenerateMetricWarning at the caller of ``fit``, whose message says that the caller then keeps
-        Euclidean distances when ``zero_keeps_euclidean``."""
+        Euclidean distances when ``zero_keeps_euclidean``, or that a check against plain distances follows
+        when ``zero_checked`` (:meth:`_zero_metric_message`)."""
         with single_threaded_blas():
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen, warn=False)      # fit's end says it (_fitted)
@@ -343,7 +344,7 @@ class MahalanobisLearner(BaseEstimator):
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
                                                      and _zero_is_no_worse(res.x, W.shape[0], oracle)):
             s = np.zeros_like(s)
-            warnings.warn(self._zero_metric_message(zero_keeps_euclidean), DegenerateMetricWarning,
+            warnings.warn(self._zero_metric_message(zero_keeps_euclidean, zero_checked), DegenerateMetricWarning,
                           stacklevel=stacklevel)
         self._set_metric(s, U, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
@@ -366,7 +367,7 @@ class MahalanobisLearner(BaseEstimator):
         if choice != "learned":
             plain = ("plain Euclidean distances on the varying features" if choice == "euclidean"
                      else "the principal subspace's plain distances")
-            kept = (f" The default's check kept {plain} instead (metric_choice_={choice!r}): the model does not "
+            kept = (f" The check kept {plain} instead (metric_choice_={choice!r}): the model does not "
                     "use this run, but a converged run may learn a metric that beats them.")
         warnings.warn(
             f"{type(self).__name__}: learning the metric did not converge (result_.success is False, method "
@@ -375,11 +376,18 @@ class MahalanobisLearner(BaseEstimator):
             ConvergenceWarning, stacklevel=3)
         return self
 
-    def _zero_metric_message(self, keeps_euclidean=False):
-        what = ("The default's check keeps plain Euclidean distances on the varying features instead "
-                "(metric_choice_='euclidean'; check=False keeps the zero metric)"
-                if keeps_euclidean else
-                "transform() maps every point to 0, and distances or k-NN on it carry no information")
+    def _zero_metric_message(self, keeps_euclidean=False, checked=False):
+        """The DegenerateMetricWarning's text: plain Euclidean distances replace the zero metric
+        (``keeps_euclidean``), a check against plain distances on rows it was not fitted on follows (``checked``:
+        the subspace's check, where a zero metric scores what chance does), or the zero metric is the model."""
+        if keeps_euclidean:
+            what = ("The default's check keeps plain Euclidean distances on the varying features instead "
+                    "(metric_choice_='euclidean'; check=False keeps the zero metric)")
+        elif checked:
+            what = ("The check compares it with plain distances on rows it was not fitted on, where a zero metric "
+                    "scores what chance does: metric_choice_ says which it kept (check=False keeps the zero metric)")
+        else:
+            what = "transform() maps every point to 0, and distances or k-NN on it carry no information"
         return (f"{type(self).__name__}: the learned metric is zero (W = 0 is the optimum of this objective at "
                 f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "
                 f"{what}. The labels may not depend on the features through a Mahalanobis distance"

@@ -367,7 +367,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         self.classes_ = classes
         self.loss_, self.loss_scores_ = loss, scores
         # a zero full-rank metric: Euclidean kept (the warning says so)
-        self._fit_metric(Z, codes, gen, zero_keeps_euclidean=check_gen is not None)
+        self._fit_metric(Z, codes, gen, zero_keeps_euclidean=check_gen is not None,
+                         zero_checked=self.subspace_ is not None and checked)
         with single_threaded_blas():
             check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
                      if self.subspace_ is not None and checked else None)
@@ -444,9 +445,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             how, n_check = "held-out", int(ho.size)
         self._record_check(hits, how, n_check)
 
-    def _fit_metric(self, Z, codes, gen, zero_keeps_euclidean=False):
+    def _fit_metric(self, Z, codes, gen, zero_keeps_euclidean=False, zero_checked=False):
         """Scale (and whiten) ``Z`` (n, k), build the oracle of ``loss_`` and run logT: ``components_`` on
-        ``Z``'s features (``zero_keeps_euclidean``: a zero metric's warning says Euclidean distances replace it)."""
+        ``Z``'s features (``zero_keeps_euclidean``: a zero metric's warning says Euclidean distances replace it;
+        ``zero_checked``: that the subspace's check follows)."""
         loss = self.loss_
         with single_threaded_blas():
             Xs = self._scale_fit(Z)
@@ -470,7 +472,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
-            self._minimize(oracle, gen, stacklevel=4, zero_keeps_euclidean=zero_keeps_euclidean)
+            self._minimize(oracle, gen, stacklevel=4, zero_keeps_euclidean=zero_keeps_euclidean,
+                           zero_checked=zero_checked)
 
     def _check_hits(self, X, Z, codes, fit_rows, active, gen):
         """The default's check on a subspace: ``(hits, how, n_rows)`` for :meth:`_subspace_finish`, each
