@@ -527,12 +527,14 @@ class MahalanobisLearner(BaseEstimator):
         return kept
 
     def _record_check(self, hits, how, n_rows):
-        """The default's check from each candidate's 1-NN hits on the checked rows (name -> float (n_rows,),
+        """The check from each candidate's 1-NN hits on the checked rows (name -> float (n_rows,),
         :func:`subspace.nn1_hits`): ``check_accuracy_`` (their means, ``how``, ``n_rows``) and
-        ``metric_choice_`` (:func:`subspace.choose_candidate`)."""
+        ``metric_choice_`` (:func:`subspace.choose_candidate`; an int ``n_components``:
+        :func:`subspace.choose_rank_candidate`)."""
         self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in hits.items()},
                                 "how": how, "n_rows": n_rows}
-        self.metric_choice_ = _subspace.choose_candidate(hits)
+        rule = _subspace.choose_candidate if self.n_components is None else _subspace.choose_rank_candidate
+        self.metric_choice_ = rule(hits)
         if any(c in hits for c in _subspace.FURTHER_CANDIDATES):
             self.check_accuracy_["directions"] = {
                 "standardized": "principal, class means, standardized class means",

@@ -155,12 +155,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         error of the paired 1-NN hit difference (:func:`logt.metric_learning.subspace.choose_candidate`). A
         subspace: as described under ``n_components``. An int ``n_components`` on wide input: the metric is
         learned on 75% of each class (cross-fitted on 4 folds when fewer than 20 rows would be held out, each
-        fold's principal directions found without it) and kept, learned again on all rows, only when ahead of
-        the principal coordinates themselves (PCA to ``k``: ``metric_choice_ == "subspace"``, ``components_`` is
-        ``subspace_``) by one standard error; there is no plain-Euclidean candidate (its rank would not be ``k``).
-        On 157 wide fits at ``k = 64`` it turned 20 learned metrics below Euclidean k-NN by more than 0.02 into 3,
-        at 1.5x the fit time (median; ``docs/guide/high-dimensional.md``, "The check of n_components"); on few
-        features an int ``n_components`` is not checked. Full rank (few features): after the final fit on every
+        fold's principal directions found without it) and kept, learned again on all rows, unless the principal
+        coordinates themselves hit more of the checked rows (then PCA to ``k``: ``metric_choice_ == "subspace"``,
+        ``components_`` is ``subspace_``; :func:`logt.metric_learning.subspace.choose_rank_candidate`); there is
+        no plain-Euclidean candidate (its rank would not be ``k``). On 287 wide fits at ``k = 64`` it turned 22
+        learned metrics below Euclidean k-NN by more than 0.02 into 3, at about 1.5x the fit time (3.5-5x where
+        cross-fitted; ``docs/guide/high-dimensional.md``, "The check of n_components"); on few features an int
+        ``n_components`` is not checked. Full rank (few features): after the final fit on every
         row (untouched), the metric learned with these parameters is compared with Euclidean distances on the
         raw varying features, cross-fitted on 4 stratified folds at a quarter of the budget below ~2,000 rows
         (fewer than ``subspace.FULL_RANK_HOLDOUT_MIN`` = 500 rows to hold out), else learned at the full budget
