@@ -331,11 +331,10 @@ class MahalanobisLearner(BaseEstimator):
             return "max_norm"
         return self.scaling
 
-    def _minimize(self, oracle, gen, stacklevel=3, zero_keeps_euclidean=False, zero_checked=False):
+    def _minimize(self, oracle, gen, stacklevel=3, zero_fallback=None):
         """Run logT on ``oracle`` over the PSD cone and set the metric; ``stacklevel`` points a
-        DegenerateMetricWarning at the caller of ``fit``, whose message says that the caller then keeps
-        Euclidean distances when ``zero_keeps_euclidean``, or that a check against plain distances follows
-        when ``zero_checked`` (:meth:`_zero_metric_message`)."""
+        DegenerateMetricWarning at the caller of ``fit``, whose message names what follows a zero metric
+        (``zero_fallback``, :meth:`_zero_metric_message`)."""
         with single_threaded_blas():
             res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
                                self.options, gen, warn=False)      # fit's end says it (_fitted)
@@ -344,7 +343,7 @@ class MahalanobisLearner(BaseEstimator):
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
                                                      and _zero_is_no_worse(res.x, W.shape[0], oracle)):
             s = np.zeros_like(s)
-            warnings.warn(self._zero_metric_message(zero_keeps_euclidean, zero_checked), DegenerateMetricWarning,
+            warnings.warn(self._zero_metric_message(zero_fallback), DegenerateMetricWarning,
                           stacklevel=stacklevel)
         self._set_metric(s, U, b)
         self.threshold_scale_ = float(oracle.threshold_scale)      # 1.0 for a fixed threshold
@@ -376,14 +375,17 @@ class MahalanobisLearner(BaseEstimator):
             ConvergenceWarning, stacklevel=3)
         return self
 
-    def _zero_metric_message(self, keeps_euclidean=False, checked=False):
-        """The DegenerateMetricWarning's text: plain Euclidean distances replace the zero metric
-        (``keeps_euclidean``), a check against plain distances on rows it was not fitted on follows (``checked``:
-        the subspace's check, where a zero metric scores what chance does), or the zero metric is the model."""
-        if keeps_euclidean:
+    def _zero_metric_message(self, fallback=None):
+        """The DegenerateMetricWarning's text for what follows a zero metric (``fallback``): ``"euclidean"``,
+        plain Euclidean distances replace it (the default's check on few features); ``"checked"``, a check against
+        plain distances on rows it was not fitted on (the subspace's, where a zero metric scores what chance
+        does); ``None``, the zero metric is the model."""
+        if fallback not in (None, "euclidean", "checked"):
+            raise ValueError(f"unknown zero-metric fallback {fallback!r}")
+        if fallback == "euclidean":
             what = ("The default's check keeps plain Euclidean distances on the varying features instead "
                     "(metric_choice_='euclidean'; check=False keeps the zero metric)")
-        elif checked:
+        elif fallback == "checked":
             what = ("The check compares it with plain distances on rows it was not fitted on, where a zero metric "
                     "scores what chance does: metric_choice_ says which it kept (check=False keeps the zero metric)")
         else:

@@ -333,7 +333,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 threshold=0.0 if learn else float(self.threshold),
                 threshold_scale=self._oracle_threshold_scale())
             self.n_features_in_ = Z.shape[1]
-            self._minimize(oracle, gen, zero_keeps_euclidean=euclid)    # a zero metric: Euclidean kept (warned)
+            self._minimize(oracle, gen, zero_fallback="euclidean" if euclid else None)  # zero: Euclidean kept
             self._subspace_finish(active_in)
         if not both:                              # one kind of pair only: the model's own threshold
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))

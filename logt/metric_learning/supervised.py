@@ -367,9 +367,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             loss, scores = choose_loss(self, Z, y, codes, gen.spawn(1)[0])
         self.classes_ = classes
         self.loss_, self.loss_scores_ = loss, scores
-        # a zero full-rank metric: Euclidean kept (the warning says so)
-        self._fit_metric(Z, codes, gen, zero_keeps_euclidean=check_gen is not None,
-                         zero_checked=self.subspace_ is not None and checked)
+        # a zero full-rank metric: Euclidean kept; on a checked subspace: the check follows (the warning says so)
+        self._fit_metric(Z, codes, gen, zero_fallback=("euclidean" if check_gen is not None else
+                                                       "checked" if self.subspace_ is not None and checked else None))
         with single_threaded_blas():
             check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
                      if self.subspace_ is not None and checked else None)
@@ -446,10 +446,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             how, n_check = "held-out", int(ho.size)
         self._record_check(hits, how, n_check)
 
-    def _fit_metric(self, Z, codes, gen, zero_keeps_euclidean=False, zero_checked=False):
+    def _fit_metric(self, Z, codes, gen, zero_fallback=None):
         """Scale (and whiten) ``Z`` (n, k), build the oracle of ``loss_`` and run logT: ``components_`` on
-        ``Z``'s features (``zero_keeps_euclidean``: a zero metric's warning says Euclidean distances replace it;
-        ``zero_checked``: that the subspace's check follows)."""
+        ``Z``'s features (``zero_fallback``: what a zero metric's warning says follows, see
+        :meth:`_zero_metric_message`)."""
         loss = self.loss_
         with single_threaded_blas():
             Xs = self._scale_fit(Z)
@@ -473,8 +473,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     n_threads=self.n_threads, sampling=self.sampling, n_neighbors=int(self.n_neighbors),
                     learn_threshold=learn, threshold=0.0 if learn else float(self.threshold),
                     threshold_scale=self._oracle_threshold_scale(), impostor_radius=self.impostor_radius)
-            self._minimize(oracle, gen, stacklevel=4, zero_keeps_euclidean=zero_keeps_euclidean,
-                           zero_checked=zero_checked)
+            self._minimize(oracle, gen, stacklevel=4, zero_fallback=zero_fallback)
 
     def _check_hits(self, X, Z, codes, fit_rows, active, gen):
         """The default's check on a subspace: ``(hits, how, n_rows)`` for :meth:`_subspace_finish`, each
