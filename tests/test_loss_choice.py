@@ -124,9 +124,12 @@ def test_loss_parameters_are_checked():
     with pytest.raises(ValueError, match="loss='softmax' needs a class with at least 2"):
         MetricLearner(loss="softmax").fit(X[:3], y[:3] * 0 + np.arange(3))
     assert MetricLearner.paper().loss == "pairs" and MetricLearner().loss is None
-    # the default on few features is the pair loss, on a subspace the softmax
+    # the default on few features is the pair loss (an int n_components there too: the full-rank metric's top
+    # rows), on a subspace the softmax
     assert MetricLearner(rng=0, T=5000).fit(X, y).loss_ == "pairs"
-    assert MetricLearner(rng=0, T=5000, n_components=2).fit(X, y).loss_ == "softmax"
+    assert MetricLearner(rng=0, T=5000, n_components=2).fit(X, y).loss_ == "pairs"
+    wide = np.c_[X, np.random.default_rng(1).standard_normal((X.shape[0], X.shape[0]))]     # d > n
+    assert MetricLearner(rng=0, T=5000, n_components=2).fit(wide, y).loss_ == "softmax"
 
 
 def test_sparse_input_with_auto_fits_the_pair_loss():

@@ -184,6 +184,16 @@ def scaled_active(X, active):
     return (Xa if unit == 1.0 else Xa / unit), unit
 
 
+def top_rows(components, k):
+    """(k, d): the first ``k`` rows of ``components`` (r, d) (the learned metric's, largest eigenvalue first, so
+    the rank-``k`` truncation of ``W`` in the space it was learned in: the nearest rank-``k`` matrix there in the
+    Frobenius norm), with rows of zeros below when ``r < k``."""
+    rows = np.zeros((k, components.shape[1]))
+    m = min(k, components.shape[0])
+    rows[:m] = components[:m]
+    return np.ascontiguousarray(rows)
+
+
 def full_mean(X, active, mean_active):
     """(d,): ``mean_active`` at the ``active`` features, the first row's values at the constant ones."""
     mean = (X[0].toarray() if sp.issparse(X) else X[0]).ravel().astype(np.float64)
@@ -326,7 +336,8 @@ class MahalanobisLearner(BaseEstimator):
         Standardized, each of the ``k`` coordinates would weigh the same however little of the variance it
         holds: the weakest (1/3,500 of the strongest on natural-image patches) carry noise, and the metric
         learned from there fell up to 0.25 below plain Euclidean k-NN (docs/guide/high-dimensional.md, "Data units
-        for n_components"). On few features (standardized as before) they may come in unrelated units."""
+        for n_components"). On few features the metric is full rank (an int ``n_components``: its top rows) and
+        the features, standardized as before, may come in unrelated units."""
         if self.scaling == "auto" and getattr(self, "_wide_subspace", False):
             return "max_norm"
         return self.scaling
@@ -432,13 +443,15 @@ class MahalanobisLearner(BaseEstimator):
         ``active`` (d,) bool marks the features that vary over the rows of ``X``; ``fit_rows`` (n,) bool
         marks the rows the metric is fitted on (None: all of them).
 
-        ``n_components=None``: a subspace only where :func:`subspace.uses_subspace` says so, of rank
+        A subspace only where :func:`subspace.uses_subspace` says so (wide input); on few features the metric
+        is full rank, and an int ``n_components`` keeps its top ``k`` rows (:meth:`_subspace_finish`).
+        ``n_components=None``: of rank
         :func:`subspace.auto_rank`; with labels ``codes`` the basis also spans the class means outside
         it (:func:`subspace.class_mean_directions`, from the fit rows) and a stratified share of the
         rows is held out for the default's check (``MetricLearner._check_hits``,
         :func:`subspace.holdout_split`).
         ``holdout=False`` (``check=False``): no rows are held out (``fit_rows`` None, the class-mean directions
-        from every row). An int ``k``: always, the top-``k`` principal directions (from every row); with labels
+        from every row). An int ``k``: the top-``k`` principal directions (from every row); with labels
         ``codes``, ``holdout`` and wide input, the same share of the rows is held out for the check. The
         randomized range finder (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned
         from ``gen``, so ``gen``'s own stream is unchanged."""
@@ -452,13 +465,12 @@ class MahalanobisLearner(BaseEstimator):
         wide = _subspace.uses_subspace(n, n_active)
         # an int n_components on wide input: the principal coordinates keep the data's units (_scaling_mode)
         self._wide_subspace = k is not None and wide
-        if k is None:
-            if not wide:
-                return X, active, None
-        elif k > n and d > _subspace.EXACT_MAX_FEATURES:
-            raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
-                             f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
-        else:
+        if not wide:
+            return X, active, None      # full rank (an int n_components: its top k rows, _subspace_finish)
+        if k is not None:
+            if k > n and d > _subspace.EXACT_MAX_FEATURES:
+                raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
+                                 f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
             k_fit = min(k, n_active)
         Xa, unit = scaled_active(X, active)
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
@@ -500,6 +512,8 @@ class MahalanobisLearner(BaseEstimator):
         that subspace. Returns the name of the further candidate kept, or None."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
+            if self.n_components is not None:        # few features: the full-rank metric truncated to rank k
+                self.components_ = top_rows(self.components_, self.n_components)
             self.n_components_ = self.components_.shape[0]
             return None
         if check is not None:

@@ -60,8 +60,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     ----------
     loss
         None (default), "pairs", "triplets", "softmax" or "auto". None: "softmax" when the metric
-        is learned on a principal subspace (wide input, or an int ``n_components``), else "pairs"
-        (few features: the model of the low-dimensional benchmarks, unchanged). "softmax": each
+        is learned on a principal subspace (wide input, with or without an int ``n_components``), else
+        "pairs" (few features, an int ``n_components`` too: the model of the low-dimensional benchmarks).
+        "softmax": each
         point's ``triplet_neighbors`` nearest class-mates against them and its ``2 n_neighbors``
         nearest other-class points; dense input (or a subspace); ``T="auto"`` is then
         ``auto_budget(lam) / 5`` anchors (each costs about ``3 + 2 n_neighbors`` pair gradients).
@@ -119,10 +120,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         norm <= 1 (the oracle's smoothness bound).
     n_components
         None (default) or an int ``k``: the number of rows of ``components_``, so ``transform`` maps to
-        ``k`` dimensions (scikit-learn's and metric-learn's convention). An int: the metric is learned on
-        the top-``k`` principal directions of the training points and composed with them; on wide input
-        (where the default too takes a subspace) ``check`` compares it with those directions themselves
-        (PCA to ``k``). None: the
+        ``k`` dimensions (scikit-learn's and metric-learn's convention). An int on few features (where the
+        default learns a full-rank metric): that metric, learned as with ``check=False``, truncated to its
+        top ``k`` rows (largest eigenvalues of ``W`` in the scaled, whitened space it is learned in; rows of
+        zeros below its rank): the fit of ``MetricLearner(check=False)`` bit for bit, its first ``k``
+        rows. It finds the directions the labels need whatever the features' units, where the top
+        principal directions (the previous model) follow the largest raw variances: on wine (proline in
+        the hundreds) ``k = 2`` gave 0.72 against 0.98 (docs/guide/metric-learning.md, "n_components on
+        few features"). An int on wide input (where the default too takes a subspace): the metric is
+        learned on the top-``k`` principal directions of the training points and composed with them,
+        and ``check`` compares it with those directions themselves (PCA to ``k``). None: the
         full-rank metric when the varying features are few (at most 128 and fewer than the samples),
         else a subspace: the top principal directions (rank
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
@@ -161,7 +168,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         no plain-Euclidean candidate (its rank would not be ``k``). On 287 wide fits at ``k = 64`` it turned 22
         learned metrics below Euclidean k-NN by more than 0.02 into 3, at about 1.5x the fit time (3.5-5x where
         cross-fitted; ``docs/guide/high-dimensional.md``, "The check of n_components"); on few features an int
-        ``n_components`` is not checked. Full rank (few features): after the final fit on every
+        ``n_components`` is not checked (the full-rank metric's top rows; Euclidean distance has rank ``d``).
+        Full rank (few features): after the final fit on every
         row (untouched), the metric learned with these parameters is compared with Euclidean distances on the
         raw varying features, cross-fitted on 4 stratified folds at a quarter of the budget below ~2,000 rows
         (fewer than ``subspace.FULL_RANK_HOLDOUT_MIN`` = 500 rows to hold out), else learned at the full budget
@@ -204,7 +212,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     n_components_
         int, the number of rows of ``components_``.
     subspace_, subspace_mean_
-        (k, d) and (d,), the principal subspace the metric was learned on, or None (full rank). With a
+        (k, d) and (d,), the principal subspace the metric was learned on, or None (full rank, and an int
+        ``n_components`` on few features: the full-rank metric's top rows). With a
         subspace, ``center_``, ``scale_`` and ``whitening_`` refer to its ``k`` coordinates.
     metric_choice_
         "learned"; "subspace" when the check kept the subspace's Euclidean metric (for an int ``n_components``:
