@@ -215,3 +215,43 @@ def test_a_zero_metric_on_the_checked_subspace_is_warned_as_checked():
     assert len(w) == 1 and w[0].filename == __file__ and "maps every point to 0" not in str(w[0].message)
     assert ml.metric_choice_ == "subspace" and ml.check_accuracy_["learned"] < ml.check_accuracy_["subspace"]
     np.testing.assert_array_equal(ml.components_, ml.subspace_)
+
+
+def test_chance_hits_against_a_direct_count():
+    g = np.random.default_rng(0)
+    codes = g.integers(4, size=90)
+    ref, query = g.random(90) < 0.7, np.flatnonzero(g.random(90) < 0.3)
+    # the hit rate of a neighbour drawn uniformly from ref, averaged over the query rows
+    direct = np.mean([np.mean(codes[ref] == codes[q]) for q in query])
+    assert S.chance_hits(codes, ref, query) == pytest.approx(direct, rel=1e-12)
+    assert S.near_chance(np.r_[np.ones(30), np.zeros(70)], 0.25)                # 0.30: within 2 SE (0.087)
+    assert not S.near_chance(np.r_[np.ones(45), np.zeros(55)], 0.25)            # 0.45: above
+
+
+def _units_problem(seed, units):
+    """900 rows, 400 features, 4 classes told apart by 5 of them; with ``units`` each feature is multiplied by
+    ``10^U(-3, 3)`` (so the largest variances are noise features')."""
+    g = np.random.default_rng(seed)
+    y = np.arange(900) % 4
+    X = g.standard_normal((900, 400))
+    X[:, g.choice(400, 5, replace=False)] += g.standard_normal((4, 5))[y] * 1.5
+    if units:
+        X *= 10.0 ** g.uniform(-3, 3, 400)
+    return X[:600], y[:600], X[600:], y[600:]
+
+
+def test_n_components_near_chance_is_warned():
+    # features in unrelated units: the top 16 principal directions are noise, the rank-16 metric and PCA to 16
+    # both score chance on the held-out rows (measured 0.24 / 0.28 and 0.20 / 0.24, random neighbour 0.25; on new
+    # rows 0.26 where the default scores 0.57-0.84): the fit says so
+    from sklearn.neighbors import KNeighborsClassifier
+    for seed in (0, 2):
+        X, y, Xt, yt = _units_problem(seed, True)
+        with pytest.warns(UserWarning, match="not above chance"):
+            ml = MetricLearner(n_components=16, rng=0).fit(X, y)
+        assert KNeighborsClassifier(1).fit(ml.transform(X), y).score(ml.transform(Xt), yt) < 0.35
+    # the same classes in equal units: found (0.70 / 0.93 held out), no warning
+    X, y, _, _ = _units_problem(0, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        MetricLearner(n_components=16, rng=0).fit(X, y)

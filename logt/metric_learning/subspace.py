@@ -28,6 +28,8 @@ folds, :func:`crossfit_hits`, when the classes are too small to hold rows out) a
 subspace and plain Euclidean distances (:func:`euclidean_rows`), keeping a learned metric only
 when the check can tell it apart from them (:func:`choose_candidate`).
 """
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
@@ -42,7 +44,8 @@ __all__ = ["principal_subspace", "default_principal", "auto_rank", "uses_subspac
            "class_mean_directions", "standardized_mean_directions", "holdout_split", "euclidean_candidate",
            "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
-           "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS",
+           "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS", "chance_hits",
+           "near_chance",
            "fold_split", "crossfit_hits", "split_hits", "pick_rows", "CROSSFIT_FOLDS",
            "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE",
            "gram_is_cheaper", "GRAM_EIGH_COST", "RANGE_PASS_COST", "GRAM_BLOCK"]
@@ -549,6 +552,23 @@ HOLDOUT_MIN = 20              # fewer held-out rows than this: no split (the che
 FULL_RANK_HOLDOUT_MIN = 500
 FULL_RANK_CHECK_BUDGET = 0.25
 CHECK_MAX_ROWS = 2000         # the check compares at most this many held-out rows (an evenly spaced subset)
+
+
+def chance_hits(codes, ref, query):
+    """The 1-NN hit rate of a neighbour drawn at random from the rows ``ref`` for the rows ``query`` (bool
+    masks or indices into ``codes``, int labels ``0..C-1``): ``sum_c r_c q_c`` with ``r``, ``q`` their class
+    shares; the level a check's candidate scores when its distances carry nothing about the labels."""
+    C = int(codes.max()) + 1
+    r = np.bincount(codes[ref], minlength=C) / max(int(np.size(codes[ref])), 1)
+    q = np.bincount(codes[query], minlength=C) / max(int(np.size(codes[query])), 1)
+    return float(r @ q)
+
+
+def near_chance(hits, chance, z=2.0):
+    """Whether 1-NN hits ``hits`` (float (m,) in [0, 1]) are not above ``chance`` (:func:`chance_hits`) by more
+    than ``z`` binomial standard errors, ``sqrt(chance (1 - chance) / m)``."""
+    m = max(int(np.size(hits)), 1)
+    return float(np.mean(hits)) <= chance + z * math.sqrt(chance * (1.0 - chance) / m)
 
 
 def check_rows(held_out):

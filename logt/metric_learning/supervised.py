@@ -165,7 +165,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         fold's principal directions found without it) and kept, learned again on all rows, unless the principal
         coordinates themselves hit more of the checked rows (then PCA to ``k``: ``metric_choice_ == "subspace"``,
         ``components_`` is ``subspace_``; :func:`logt.metric_learning.subspace.choose_rank_candidate`); there is
-        no plain-Euclidean candidate (its rank would not be ``k``). On 287 wide fits at ``k = 64`` it turned 22
+        no plain-Euclidean candidate (its rank would not be ``k``). When neither candidate is above chance on the
+        checked rows (:func:`logt.metric_learning.subspace.near_chance`) a ``UserWarning`` says so (the top
+        principal directions may be noise, e.g. features in unrelated units). On 287 wide fits at ``k = 64`` it
+        turned 22
         learned metrics below Euclidean k-NN by more than 0.02 into 3, at about 1.5x the fit time (3.5-5x where
         cross-fitted; ``docs/guide/high-dimensional.md``, "The check of n_components"); on few features an int
         ``n_components`` is not checked (the full-rank metric's top rows; Euclidean distance has rank ``d``).
@@ -390,6 +393,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                                                             gen.spawn(1)[0])
                 principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen.spawn(1)[0])
             kept = self._subspace_finish(active_in, X, check, metric, principal)
+            if check is not None and self.n_components is not None:
+                self._warn_near_chance(check[0], codes_all, fit_rows)
             if kept == "standardized":
                 Zall = extended
             elif kept == "principal":
@@ -505,6 +510,32 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if self.n_components is None and _subspace.euclidean_candidate(X, active):
             h["euclidean"] = hits(X, active)        # the rows at the varying features: no copy of all of them
         return h, how, n_check
+
+    def _warn_near_chance(self, hits, codes, fit_rows):
+        """An int ``n_components`` on wide input: a ``UserWarning`` at the caller of ``fit`` when the check's
+        better candidate (the learned metric or PCA to ``k``; ``hits``: name -> float (m,)) is not above chance
+        (:func:`subspace.near_chance`: a neighbour drawn at random, two standard errors) on the checked rows
+        (held out: ``~fit_rows`` against ``fit_rows``; cross-fitted: every row). Both live in the top ``k``
+        principal directions, which follow the largest variances: where those are noise (features in unrelated
+        units, many noisy features) neither finds the classes, and the user is told so with the remedies."""
+        if fit_rows is None:
+            ref = query = np.ones(codes.size, dtype=bool)
+        else:
+            ref, query = fit_rows, _subspace.check_rows(~fit_rows)
+        chance = _subspace.chance_hits(codes, ref, query)
+        best = max(hits.values(), key=lambda h: float(np.mean(h)))
+        if not _subspace.near_chance(best, chance):
+            return
+        acc = self.check_accuracy_
+        warnings.warn(
+            f"{type(self).__name__}(n_components={self.n_components}): on the {acc['n_rows']} rows the check "
+            f"scored ({acc['how']}), the rank-{self.n_components} metric and PCA to {self.n_components} are not "
+            f"above chance (1-NN accuracy {acc['learned']:.3f} and {acc['subspace']:.3f}; a random neighbour "
+            f"{chance:.3f}). Both use the top {self.n_components} principal directions, which follow the largest "
+            "variances: the labels may not depend on the features, or those directions miss the ones they need "
+            "(features in unrelated units, many noisy features). Compare n_components=None (the default adds the "
+            "class-mean directions and checks plain distances) or features rescaled to comparable units.",
+            UserWarning, stacklevel=3)
 
     def _standardized_check(self, X, Z, codes, fit_rows, hits, gen):
         """The held-out check's further candidate: the metric learned, on the fit rows, on the subspace
