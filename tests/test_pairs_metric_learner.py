@@ -566,3 +566,43 @@ def test_check_must_be_bool(bad):
     P, yp = _pairs(n_points=30, n_pairs=40)
     with pytest.raises(ValueError, match="check must be True or False"):
         PairsMetricLearner(check=bad).fit(P, yp)
+
+
+def test_near_chance_on_held_out_pairs_is_warned():
+    # labels drawn independently of the points: on the held-out pairs the kept distances (the learned metric on few
+    # features, unchecked; plain Euclidean distances where the metric check kept them) separate nothing, and the
+    # fit says so; the same points with informative labels: no such warning
+    g = np.random.default_rng(0)
+    X = g.standard_normal((300, 6))
+    i, j = g.integers(0, 300, (2, 2000))
+    P = np.stack([X[i], X[j]], axis=1)
+    noise = np.where(g.random(2000) < 0.5, 1, -1)
+    # a test at two standard errors: under chance it stays silent on about 1 fit in 40 (rng=0 here: AUC 0.550,
+    # 0.0002 above the bar; rng=1-3: 0.506, 0.538, 0.502, each warned)
+    with pytest.warns(UserWarning, match="no better than chance") as rec:
+        est = PairsMetricLearner(rng=1, T=20_000).fit(P, noise)
+    msg = [str(w.message) for w in rec if "no better than chance" in str(w.message)][0]
+    # the AUC the message names is the held-out one, near 0.5 (measured 0.506 +- 0.026)
+    auc = float(msg.split("ROC AUC ")[1].split(",")[0])
+    assert abs(auc - 0.5) < 0.1 and est.metric_choice_ == "learned"
+    y = (X[:, 0] > 0).astype(int)
+    informative = np.where(y[i] == y[j], 1, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        PairsMetricLearner(rng=0, T=20_000).fit(P, informative)
+
+
+def test_near_chance_with_n_components_on_wide_input_names_the_remedy():
+    # 400 features in unrelated units (10^U(-3, 3)), 4 classes told apart by 5 of them: the top 16 principal
+    # directions are noise features' (held-out AUC 0.53 +- 0.02; new pairs 0.53)
+    g = np.random.default_rng(0)
+    y = np.arange(600) % 4
+    X = g.standard_normal((600, 400))
+    X[:, g.choice(400, 5, replace=False)] += g.standard_normal((4, 5))[y] * 1.5
+    X *= 10.0 ** g.uniform(-3, 3, 400)
+    i, j = g.integers(0, 600, (2, 3000))
+    same = g.random(3000) < 0.5
+    j[same] = [g.choice(np.flatnonzero(y == y[t])) for t in i[same]]
+    P, yp = np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)
+    with pytest.warns(UserWarning, match="compare n_components=None"):
+        PairsMetricLearner(rng=0, n_components=16).fit(P, yp)

@@ -236,7 +236,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         half of them answered with the other half's threshold); other strategies take the held-out
         calibration. Either way the threshold is used with the metric learned on all pairs (the folds' metrics
         are only for the check). With too few held-out pairs (accuracy: 2 of either label; other strategies:
-        ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``.
+        ``CALIBRATION_MIN_PAIRS``) it is calibrated on the training pairs, with a ``UserWarning``. A
+        ``UserWarning`` too when the distances kept separate the held-out pairs no better than chance (ROC AUC,
+        within each fold, not above 0.5 by two standard errors).
         False: the learned metric and a threshold calibrated on the training pairs, unchecked (metric-learn's
         convention), which overstates how well distances separate new pairs when the metric fits its pairs
         closely (few points for many features: ``predict`` can fall far below answering "dissimilar" to every
@@ -386,6 +388,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                                     "n_pairs": int(yh.size)}
             if not diff > _subspace.CHECK_Z * se:           # the rule of subspace.choose_candidate
                 if plain == "euclidean":
+                    self._warn_near_chance(yh, other, fold, "plain Euclidean distances (the check's choice)")
                     self._keep_euclidean(a, b, y, active, cal)
                     return
                 # the subspace's own distances; their threshold is checked below like a learned metric's
@@ -394,6 +397,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 self.metric_choice_ = "subspace"
                 self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
                 dist = other
+        self._warn_near_chance(yh, dist, fold, "the principal subspace's distances (the check's choice)"
+                               if self.metric_choice_ == "subspace" else "the learned metric's distances")
         accuracy = cal.get("strategy", "accuracy") == "accuracy"
         need = 2 if accuracy else CALIBRATION_MIN_PAIRS
         if min(int((yh > 0).sum()), int((yh < 0).sum())) < need:
@@ -410,6 +415,26 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             # both labels held out: every strategy's rate is reachable (all pairs dissimilar / similar)
             self.threshold_ = _threshold(dist, yh, **cal)
             self.calibration_["how"] = "cross-fitted"
+
+    def _warn_near_chance(self, yh, dist, fold, what):
+        """A ``UserWarning`` at the caller of ``fit`` when the held-out pairs' ROC AUC under the distances
+        ``dist`` of the metric kept (``what``), within each fold (labels ``yh``), is not above chance (0.5) by more
+        than two standard errors (DeLong: :func:`auc_difference` against a constant score); nothing when no
+        fold holds both labels."""
+        if not any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold)):
+            return
+        diff, se, auc, _ = auc_difference(yh, -dist, np.zeros(yh.size), fold)
+        if diff > 2.0 * se:
+            return
+        rank = (f" With n_components={self.n_components} on wide input the metric lives in the top "
+                f"{self.n_components} principal directions, which may be noise (features in unrelated units, many "
+                "noisy features): compare n_components=None." if self.subspace_ is not None
+                and self.n_components is not None else "")
+        warnings.warn(
+            f"PairsMetricLearner: on the {yh.size} held-out pairs (points the fold's metric was not fitted on), "
+            f"{what} separate similar from dissimilar pairs no better than chance: ROC AUC {auc:.3f}, standard "
+            f"error {se:.3f}, not above 0.5 by two standard errors. The labels may not depend on the features "
+            f"through a distance, or there are too few pairs to learn from.{rank}", UserWarning, stacklevel=4)
 
     def _heldout_distances(self, a, b, y, gen, subspace=False):
         """``(dist, mask, fold, sub)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool), their
