@@ -247,8 +247,9 @@ def test_n_components_near_chance_is_warned():
     from sklearn.neighbors import KNeighborsClassifier
     for seed in (0, 2):
         X, y, Xt, yt = _units_problem(seed, True)
-        with pytest.warns(UserWarning, match="not above chance"):
+        with pytest.warns(UserWarning, match="not above chance") as rec:
             ml = MetricLearner(n_components=16, rng=0).fit(X, y)
+        assert any("components_[:k]" in str(w.message) for w in rec)          # the remedies include a rank-k one
         assert KNeighborsClassifier(1).fit(ml.transform(X), y).score(ml.transform(Xt), yt) < 0.35
     # the same classes in equal units: found (0.70 / 0.93 held out), no warning
     X, y, _, _ = _units_problem(0, False)

@@ -238,7 +238,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         "principal").
     components_
         (rank, d), ``L`` with ``W = L^T L`` on the original features
-        (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``.
+        (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``. A learned metric's rows come in
+        decreasing order of ``W``'s eigenvalues in the space it is learned in, so its first ``k`` rows are its
+        rank-``k`` truncation there (what an int ``n_components`` is on few features).
     b_
         the threshold on the squared distance (learned or the fixed one), in the scaled space;
         nan for the triplet loss, which has no threshold.
@@ -534,7 +536,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             f"{chance:.3f}). Both use the top {self.n_components} principal directions, which follow the largest "
             "variances: the labels may not depend on the features, or those directions miss the ones they need "
             "(features in unrelated units, many noisy features). Compare n_components=None (the default adds the "
-            "class-mean directions and checks plain distances) or features rescaled to comparable units.",
+            "class-mean directions and checks plain distances), for a rank-k map its learned metric truncated, "
+            "MetricLearner().fit(X, y).components_[:k] (when its metric_choice_ is 'learned': rows come largest "
+            "first), or features rescaled to comparable units.",
             UserWarning, stacklevel=3)
 
     def _standardized_check(self, X, Z, codes, fit_rows, hits, gen):
