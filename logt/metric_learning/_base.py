@@ -187,7 +187,7 @@ def scaled_active(X, active):
 def top_rows(components, k):
     """(k, d): the first ``k`` rows of ``components`` (r, d) (the learned metric's, largest eigenvalue first, so
     the rank-``k`` truncation of ``W`` in the space it was learned in: the nearest rank-``k`` matrix there in the
-    Frobenius norm), with rows of zeros below when ``r < k``."""
+    Frobenius norm), with rows of zeros below when ``r < k`` (an int ``n_components`` always has ``k`` rows)."""
     rows = np.zeros((k, components.shape[1]))
     m = min(k, components.shape[0])
     rows[:m] = components[:m]
@@ -533,11 +533,10 @@ class MahalanobisLearner(BaseEstimator):
             comps = self.subspace_.copy()
         else:
             comps = self.components_ @ self.subspace_          # (r, k) on the subspace coordinates, composed
-        k = self.subspace_.shape[0]
-        if self.n_components is not None and comps.shape[0] < k:      # rank < k: rows of zeros
-            comps = np.vstack([comps, np.zeros((k - comps.shape[0], comps.shape[1]))])
+        if self.n_components is not None:        # k rows (rank < k: rows of zeros)
+            comps = top_rows(comps, self.subspace_.shape[0])
         self.components_ = np.ascontiguousarray(comps)
-        self.n_components_ = k if self.n_components is not None else comps.shape[0]
+        self.n_components_ = comps.shape[0]
         self.n_features_in_ = active.size
         self.active_features_ = active
         return kept

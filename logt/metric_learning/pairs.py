@@ -381,7 +381,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         ``metric_choice_`` and ``calibration_``."""
         dist, mask, fold, sub = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
         yh = y[mask]
-        if plain is not None and any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold)):
+        scorable = any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold))    # a fold with both labels
+        if plain is not None and scorable:
             other = _row_distances(a[mask], b[mask], active) if plain == "euclidean" else sub
             diff, se, auc, auc_plain = auc_difference(yh, -dist, -other, fold)
             self.check_accuracy_ = {"learned": auc, plain: auc_plain, "how": "held-out pairs",
@@ -397,8 +398,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 self.metric_choice_ = "subspace"
                 self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
                 dist = other
-        self._warn_near_chance(yh, dist, fold, "the principal subspace's distances (the check's choice)"
-                               if self.metric_choice_ == "subspace" else "the learned metric's distances")
+        if scorable:
+            self._warn_near_chance(yh, dist, fold, "the principal subspace's distances (the check's choice)"
+                                   if self.metric_choice_ == "subspace" else "the learned metric's distances")
         accuracy = cal.get("strategy", "accuracy") == "accuracy"
         need = 2 if accuracy else CALIBRATION_MIN_PAIRS
         if min(int((yh > 0).sum()), int((yh < 0).sum())) < need:
@@ -418,11 +420,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
 
     def _warn_near_chance(self, yh, dist, fold, what):
         """A ``UserWarning`` at the caller of ``fit`` when the held-out pairs' ROC AUC under the distances
-        ``dist`` of the metric kept (``what``), within each fold (labels ``yh``), is not above chance (0.5) by more
-        than two standard errors (DeLong: :func:`auc_difference` against a constant score); nothing when no
-        fold holds both labels."""
-        if not any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold)):
-            return
+        ``dist`` of the metric kept (``what``), within each fold (labels ``yh``; some fold holds both), is not
+        above chance (0.5) by more than two standard errors (DeLong: :func:`auc_difference` against a constant
+        score)."""
         diff, se, auc, _ = auc_difference(yh, -dist, np.zeros(yh.size), fold)
         if diff > 2.0 * se:
             return
