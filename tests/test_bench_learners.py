@@ -84,9 +84,11 @@ def test_highdim_rows_against_direct_knn():
     assert rows[2]["note"].startswith(f"rank {est.n_components_}, {est.n_projections_} projections")
     if est.metric_choice_ == "learned":
         assert rows[2]["note"].endswith(f"on {est.subspace_.shape[0]} directions ({directions_text(est)})")
-    # n_components: its rank and projections and, when its check kept them, the principal directions
+    # n_components: its rank and projections and, when its check kept them, the principal or the default's directions
     e16 = MetricLearner(n_components=16, rng=0).fit(Xtr, ytr)
-    kept = ", the top 16 principal directions (the check's choice)" if e16.metric_choice_ == "subspace" else ""
+    kept = {"subspace": ", the top 16 principal directions (the check's choice)",
+            "default": f", the default's {e16.subspace_.shape[0]} directions' metric truncated to rank 16 (the check's "
+                       "choice)"}.get(e16.metric_choice_, "")
     assert rows[5]["note"] == f"rank 16, {e16.n_projections_} projections{kept}"
     assert rows[5]["acc1"] == KNeighborsClassifier(1).fit(e16.transform(Xtr), ytr).score(e16.transform(Xte), yte)
     table = format_section(rows)

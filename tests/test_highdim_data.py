@@ -31,6 +31,24 @@ def test_dense_classification_has_constant_and_scaled_columns():
     assert np.array_equal(X, H.dense_classification(200, 600, n_informative=5, n_classes=3, rng=0)[0])
 
 
+def test_mixed_units_puts_the_largest_variances_on_noise_features():
+    X, y = H.mixed_units(900, 400, 4, 5, rng=3)
+    assert X.shape == (900, 400) and y.dtype == np.int64 and np.array_equal(np.bincount(y), [225] * 4)
+    # the informative features: those whose class means differ (F statistic far above the noise features')
+    means = np.array([X[y == c].mean(0) for c in range(4)])
+    within = np.mean([X[y == c].var(0) for c in range(4)], axis=0)
+    F = means.var(0) / within
+    informative = np.argsort(F)[-5:]
+    assert F[informative].min() > 20 * np.median(F)
+    sd = X.std(0)
+    assert sd.max() / sd.min() > 1e4                                  # units over decades
+    assert len(set(np.argsort(sd)[-20:]) & set(informative)) <= 1     # the top variances: noise features
+    # equal units: the same draws but the last, so the same informative features and noise
+    Xe, _ = H.mixed_units(900, 400, 4, 5, decades=0.0, rng=3)
+    np.testing.assert_allclose(X / Xe, np.broadcast_to(X[0] / Xe[0], X.shape), rtol=1e-12)
+    assert np.array_equal(X, H.mixed_units(900, 400, 4, 5, rng=3)[0])
+
+
 def test_sparse_classification_is_sparse_counts():
     X, y = H.sparse_classification(300, 3000, n_classes=3, rng=0)
     assert sp.isspmatrix_csr(X) and X.shape == (300, 3000)

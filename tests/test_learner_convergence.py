@@ -77,6 +77,17 @@ def test_the_warning_says_when_the_check_kept_plain_distances():
     assert f"metric_choice_={est.metric_choice_!r}" in msg and "does not use this run" in msg
 
 
+def test_the_warning_of_a_kept_default_candidate_is_about_the_model():
+    # n_components on features in unrelated units: the check keeps the default's directions, whose metric is then
+    # learned on every row; that run (result_, on its m coordinates) is the model's, so no "check kept" remark
+    from logt.experiments.highdim_data import mixed_units
+    X, y = mixed_units(600, 400, 4, 5, rng=0)
+    est = MetricLearner(n_components=16, T=300, lam=1e-3, rng=0)
+    msg = _assert_one_warning(_fit_recording(est, X, y), est)
+    assert est.metric_choice_ == "default" and "check kept" not in msg
+    assert est.result_.x.shape == (est.subspace_.shape[0],) * 2 and est.subspace_.shape[0] != 16
+
+
 def test_a_converged_fit_does_not_warn():
     X, y = _labelled(seed=3)
     est = MetricLearner(rng=0)

@@ -595,11 +595,9 @@ def test_near_chance_on_held_out_pairs_is_warned():
 def test_near_chance_with_n_components_on_wide_input_names_the_remedy():
     # 400 features in unrelated units (10^U(-3, 3)), 4 classes told apart by 5 of them: the top 16 principal
     # directions are noise features' (held-out AUC 0.53 +- 0.02; new pairs 0.53)
+    from logt.experiments.highdim_data import mixed_units
     g = np.random.default_rng(0)
-    y = np.arange(600) % 4
-    X = g.standard_normal((600, 400))
-    X[:, g.choice(400, 5, replace=False)] += g.standard_normal((4, 5))[y] * 1.5
-    X *= 10.0 ** g.uniform(-3, 3, 400)
+    X, y = mixed_units(600, 400, 4, 5, rng=g)             # g advanced: the pairs are drawn from it next
     i, j = g.integers(0, 600, (2, 3000))
     same = g.random(3000) < 0.5
     j[same] = [g.choice(np.flatnonzero(y == y[t])) for t in i[same]]

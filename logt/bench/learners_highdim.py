@@ -60,6 +60,9 @@ def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):
                      f", {est.metric_choice_} metric on {est.subspace_.shape[0]} directions ({directions_text(est)})")
         elif est.metric_choice_ == "subspace":
             note += f", the top {k} principal directions (the check's choice)"
+        elif est.metric_choice_ == "default":
+            note += (f", the default's {est.subspace_.shape[0]} directions' metric truncated to rank {k} "
+                     "(the check's choice)")
         rows.append(dict(dataset=name, method=label, seconds=t, note=note,
                          **dict(zip(("acc1", "acc5"), _knn(est.transform(Xtr), ytr, est.transform(Xte), yte)))))
         if nca and label == "MetricLearner()" and not sp.issparse(X):

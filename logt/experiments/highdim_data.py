@@ -20,7 +20,7 @@ from scipy import ndimage
 
 from logt._rng import check_rng
 
-__all__ = ["shifted_digits", "dense_classification", "sparse_classification", "identities", "shapes",
+__all__ = ["shifted_digits", "dense_classification", "mixed_units", "sparse_classification", "identities", "shapes",
            "photo_patches", "SHAPE_KINDS", "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
 
 
@@ -103,6 +103,33 @@ def dense_classification(n_samples=2000, n_features=2000, n_informative=10, n_cl
     X = np.hstack([X, np.full((n_samples, n_constant), 3.0)])
     perm = gen.permutation(n_features)
     return np.ascontiguousarray(X[:, perm]), y.astype(np.int64)
+
+
+def mixed_units(n_samples=900, n_features=400, n_classes=4, n_informative=5, class_sep=1.5, decades=3.0, rng=0):
+    """Dense features in unrelated units: a few informative features among many noisy ones, each feature then
+    multiplied by ``10^U(-decades, decades)``.
+
+    Labels cycle through the ``n_classes`` classes (row ``i`` has class ``i % n_classes``); every feature is
+    standard normal noise, and ``n_informative`` of them (chosen at random) add a class offset (standard normal,
+    times ``class_sep``). With ``decades > 0`` the largest variances belong to noise features, so the top
+    principal directions miss the classes (the case the third candidate of ``MetricLearner``'s check of an int
+    ``n_components`` is for: docs/guide/high-dimensional.md, "The default's directions for n_components");
+    ``decades=0``: equal units. A :class:`numpy.random.Generator` passed as ``rng`` is advanced (draws: the
+    noise, the informative features, their offsets, the units).
+
+    Returns
+    -------
+    X : (n_samples, n_features) float64
+    y : (n_samples,) int64
+    """
+    gen = check_rng(rng)
+    y = np.arange(n_samples, dtype=np.int64) % n_classes
+    X = gen.standard_normal((n_samples, n_features))
+    X[:, gen.choice(n_features, n_informative, replace=False)] += gen.standard_normal((n_classes, n_informative))[y] \
+        * class_sep
+    if decades:
+        X *= 10.0 ** gen.uniform(-decades, decades, n_features)
+    return X, y
 
 
 def sparse_classification(n_samples=2000, n_features=5000, n_classes=4, doc_length=60, topic_words=40,

@@ -374,7 +374,7 @@ class MahalanobisLearner(BaseEstimator):
             return self
         choice = getattr(self, "metric_choice_", "learned")
         kept = ""
-        if choice != "learned":
+        if choice not in ("learned", "default"):          # "default": a learned metric, this run
             plain = ("plain Euclidean distances on the varying features" if choice == "euclidean"
                      else "the principal subspace's plain distances")
             kept = (f" The check kept {plain} instead (metric_choice_={choice!r}): the model does not "
@@ -456,7 +456,7 @@ class MahalanobisLearner(BaseEstimator):
         randomized range finder (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned
         from ``gen``, so ``gen``'s own stream is unchanged."""
         self.subspace_ = self.subspace_mean_ = None
-        self._standardized_rows = None
+        self._standardized_rows = self._principal_top = None
         n, d = X.shape
         self._check_n_components(d)
         active = varying_features(X)             # constant features: exactly 0 in the basis
@@ -488,15 +488,17 @@ class MahalanobisLearner(BaseEstimator):
                     self._standardized_rows = full_rows(std, active)
             k = basis_a.shape[0]
         else:
-            mean_a, basis_a, _, _ = _subspace.principal_subspace(Xa, k_fit, sub_rng)
+            top = _subspace.principal_subspace(Xa, k_fit, sub_rng)
+            mean_a, basis_a = top[:2]
             if codes is not None and holdout and wide:       # MetricLearner's check of an int n_components
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0])
+                self._principal_top = top       # its third candidate reuses them (default_principal's top)
         basis = np.zeros((k, d))
         basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
         self.subspace_mean_, self.subspace_ = full_mean(X, active, mean_a * unit), basis
         return _subspace.project_rows(X, self.subspace_mean_, basis), active, fit_rows
 
-    def _subspace_finish(self, active, X=None, check=None, standardized=None, principal=None):
+    def _subspace_finish(self, active, X=None, check=None, standardized=None, principal=None, default=None):
         """After the fit on the subspace coordinates: ``components_`` composed with ``subspace_``
         (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
         :meth:`_subspace_fit`) back on the original features.
@@ -509,7 +511,10 @@ class MahalanobisLearner(BaseEstimator):
         ``MetricLearner``'s further candidates (:data:`subspace.FURTHER_CANDIDATES`), their metrics on the subspace
         extended by ``_standardized_rows`` (``MetricLearner._standardized_check``) and on its first
         ``_n_principal`` rows (``MetricLearner._principal_check``), or None; kept, one is a learned metric on
-        that subspace. Returns the name of the further candidate kept, or None."""
+        that subspace. ``default``: an int ``n_components``'s third candidate (``MetricLearner._default_rank_check``:
+        its coordinates, directions and metric on them), or None; kept, ``subspace_`` and ``subspace_mean_`` are its
+        directions, its metric's top ``k`` rows on them ``components_``, and ``metric_choice_`` "default". Returns
+        the name of the further candidate kept, or None."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             if self.n_components is not None:        # few features: the full-rank metric truncated to rank k
@@ -519,13 +524,18 @@ class MahalanobisLearner(BaseEstimator):
         if check is not None:
             self._record_check(*check)
         kept = self.metric_choice_ if self.metric_choice_ in _subspace.FURTHER_CANDIDATES else None
-        if kept == "standardized":
+        if self.metric_choice_ == "default":
+            kept = "default"
+            (self.subspace_mean_, self.subspace_), components = default[1:]
+            # cross-fitted (None): no metric yet, fit learns it on every row next
+            self.components_ = np.zeros((1, self.subspace_.shape[0])) if components is None else components
+        elif kept == "standardized":
             self.subspace_ = np.vstack([self.subspace_, self._standardized_rows])
             self.components_ = standardized
         elif kept == "principal":
             self.subspace_ = self.subspace_[:self._n_principal]
             self.components_ = principal
-        if kept is not None:
+        if kept in _subspace.FURTHER_CANDIDATES:
             self.metric_choice_ = "learned"
         if self.metric_choice_ == "euclidean":
             comps = _subspace.euclidean_rows(X, active)
@@ -534,7 +544,7 @@ class MahalanobisLearner(BaseEstimator):
         else:
             comps = self.components_ @ self.subspace_          # (r, k) on the subspace coordinates, composed
         if self.n_components is not None:        # k rows (rank < k: rows of zeros)
-            comps = top_rows(comps, self.subspace_.shape[0])
+            comps = top_rows(comps, self.n_components)
         self.components_ = np.ascontiguousarray(comps)
         self.n_components_ = comps.shape[0]
         self.n_features_in_ = active.size

@@ -231,14 +231,19 @@ def auto_rank(variances, total_variance, n_samples):
     return int(max(1, min(k, MAX_AUTO_RANK, n_samples - 1, v.size)))
 
 
-def default_principal(X, rng):
+def default_principal(X, rng, top=None):
     """The default's principal directions of the rows of ``X`` (n, d; dense or sparse): ``(mean (d,),
-    basis (k, d))``, the leading ``k = auto_rank(...)`` of the top ``min(MAX_AUTO_RANK, n - 1, d)`` (at
+    basis (k, d))``, the leading ``k = auto_rank(...)`` of the top ``m = min(MAX_AUTO_RANK, n - 1, d)`` (at
     least 1) principal directions (:func:`principal_subspace`, ``rng`` its range finder's generator, used
     above ``EXACT_MAX_FEATURES`` only). ``MetricLearner``'s subspace from every row and, in its
-    cross-fitted check, from the rows outside each fold."""
+    cross-fitted check, from the rows outside each fold. ``top``: :func:`principal_subspace`'s output for
+    these rows, reused when it holds at least ``m`` directions (no second decomposition)."""
     n, d = X.shape
-    mean, basis, var, total = principal_subspace(X, max(1, min(MAX_AUTO_RANK, n - 1, d)), rng)
+    m = max(1, min(MAX_AUTO_RANK, n - 1, d))
+    if top is not None and top[1].shape[0] >= m:
+        mean, basis, var, total = top[0], top[1][:m], top[2][:m], top[3]
+    else:
+        mean, basis, var, total = principal_subspace(X, m, rng)
     return mean, basis[:auto_rank(var, total, n)]
 
 
@@ -371,7 +376,7 @@ def choose_candidate(hits, z=CHECK_Z):
     return choice
 
 
-def choose_rank_candidate(hits):
+def choose_rank_candidate(hits, z=CHECK_Z):
     """The check of an int ``n_components``: "learned" (the rank-``k`` metric learned on the top ``k`` principal
     coordinates) unless "subspace" (those coordinates themselves, PCA to ``k``) hits more of the same checked rows
     (``hits``: name -> float (m,), :func:`nn1_hits`); a tie keeps "learned".
@@ -381,8 +386,14 @@ def choose_rank_candidate(hits):
     size under a shared nuisance the checked rows come mostly from the large classes, where both hit every row,
     and PCA kept on such ties fell up to 0.25 below Euclidean k-NN on new rows of the small classes; on 287 wide
     fits (docs/guide/high-dimensional.md, "The check of n_components") this rule left 3 fits below Euclidean by
-    more than 0.02, against 9 for the plainest-first one and 22 with the learned metric always kept."""
-    return "subspace" if float(np.mean(hits["subspace"])) > float(np.mean(hits["learned"])) else "learned"
+    more than 0.02, against 9 for the plainest-first one and 22 with the learned metric always kept.
+
+    "default" (optional, the check's third candidate: the default's directions, its metric truncated to rank ``k``)
+    then replaces that choice only when ahead of it by more than ``z`` standard errors (:func:`ahead_by_se`)."""
+    choice = "subspace" if float(np.mean(hits["subspace"])) > float(np.mean(hits["learned"])) else "learned"
+    if "default" in hits and ahead_by_se(hits["default"], hits[choice], z):
+        choice = "default"
+    return choice
 
 
 def ahead_by_se(h_new, h_plain, z=CHECK_Z):

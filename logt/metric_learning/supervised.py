@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_labels, check_points, full_mean,
-                                        full_rows, scaled_active)
+                                        full_rows, scaled_active, top_rows)
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
@@ -115,7 +115,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         "auto" (default: per-feature standardization for dense input, one
         common factor for sparse; with an int ``n_components`` on wide input,
         where the default too takes a subspace, one common factor: the principal
-        coordinates keep the data's units), "standardize", "max_norm" or None; see
+        coordinates keep the data's units, unless the check keeps the default's
+        directions, ``metric_choice_ == "default"``), "standardize", "max_norm" or None; see
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
         norm <= 1 (the oracle's smoothness bound).
     n_components
@@ -129,7 +130,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         the hundreds) ``k = 2`` gave 0.72 against 0.98 (docs/guide/metric-learning.md, "n_components on
         few features"). An int on wide input (where the default too takes a subspace): the metric is
         learned on the top-``k`` principal directions of the training points and composed with them,
-        and ``check`` compares it with those directions themselves (PCA to ``k``). None: the
+        and ``check`` compares it with those directions themselves (PCA to ``k``) and with the default's
+        directions' metric truncated to rank ``k``. None: the
         full-rank metric when the varying features are few (at most 128 and fewer than the samples),
         else a subspace: the top principal directions (rank
         :func:`logt.metric_learning.subspace.auto_rank`: the fewest holding 95% of the variance, 16 to
@@ -165,12 +167,21 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         fold's principal directions found without it) and kept, learned again on all rows, unless the principal
         coordinates themselves hit more of the checked rows (then PCA to ``k``: ``metric_choice_ == "subspace"``,
         ``components_`` is ``subspace_``; :func:`logt.metric_learning.subspace.choose_rank_candidate`); there is
-        no plain-Euclidean candidate (its rank would not be ``k``). When neither candidate is above chance on the
-        checked rows (:func:`logt.metric_learning.subspace.near_chance`) a ``UserWarning`` says so (the top
-        principal directions may be noise, e.g. features in unrelated units). On 287 wide fits at ``k = 64`` it
-        turned 22
-        learned metrics below Euclidean k-NN by more than 0.02 into 3, at about 1.5x the fit time (3.5-5x where
-        cross-fitted; ``docs/guide/high-dimensional.md``, "The check of n_components"); on few features an int
+        no plain-Euclidean candidate (its rank would not be ``k``). A third candidate (held out or cross-fitted as
+        the others): the default's directions (its principal ones, the class-mean and the standardized class-mean
+        directions), the metric learned there as the default learns it (per-feature scaling of those
+        coordinates), truncated to its top ``k`` rows; it replaces the choice only when ahead of it by more than
+        one standard error, and is then learned again on all rows (``metric_choice_ == "default"``,
+        ``subspace_`` those directions). The top principal directions follow
+        the largest variances; where those are noise (features in unrelated units, few informative ones) the
+        class means still find the classes: on 307 wide problems at ``k = 2, 3, 8, 64`` it raised the mean
+        k-NN accuracy from 0.437 to 0.529 (better by more than 0.02 on 304 fits of 1,228, worse on 2;
+        docs/guide/high-dimensional.md, "The default's directions for n_components"). When no candidate is above chance on the checked rows
+        (:func:`logt.metric_learning.subspace.near_chance`) a ``UserWarning`` says so. On 287 wide fits at
+        ``k = 64`` the check turned 22
+        learned metrics below Euclidean k-NN by more than 0.02 into 3 (``docs/guide/high-dimensional.md``, "The
+        check of n_components"); cost: median 2.5x the fit time of ``check=False`` held out (1.95x at ``k = 64``,
+        4x at ``k = 8``), 9x cross-fitted (a few dozen rows: at most 0.7 s); on few features an int
         ``n_components`` is not checked (the full-rank metric's top rows; Euclidean distance has rank ``d``).
         Full rank (few features): after the final fit on every
         row (untouched), the metric learned with these parameters is compared with Euclidean distances on the
@@ -216,11 +227,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         int, the number of rows of ``components_``.
     subspace_, subspace_mean_
         (k, d) and (d,), the principal subspace the metric was learned on, or None (full rank, and an int
-        ``n_components`` on few features: the full-rank metric's top rows). With a
+        ``n_components`` on few features: the full-rank metric's top rows); ``metric_choice_ == "default"``: the
+        default's directions (``(m, d)``, ``m`` not ``k``) its metric was learned on. With a
         subspace, ``center_``, ``scale_`` and ``whitening_`` refer to its ``k`` coordinates.
     metric_choice_
         "learned"; "subspace" when the check kept the subspace's Euclidean metric (for an int ``n_components``:
-        the top principal directions, ``components_`` is ``subspace_``); "euclidean"
+        the top principal directions, ``components_`` is ``subspace_``); "default" (an int ``n_components`` on
+        wide input) when it kept the metric learned on the default's directions, truncated to rank ``k``; "euclidean"
         when it kept plain Euclidean distances (``check``; ``components_`` then selects the varying features,
         or, when that would exceed ``subspace.EUCLIDEAN_MAX_ENTRIES`` entries, is ``n - 1`` orthonormal
         rows spanning the training rows' differences: the same nearest neighbours among the training rows
@@ -228,7 +241,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     check_accuracy_
         dict, or None (no check ran: ``check=False``, an int ``n_components`` on few features, or a zero learned
         metric): the 1-NN accuracies of the check, ``learned``, ``euclidean`` and, on a subspace, ``subspace``
-        (there ``euclidean`` on dense input with ``n_components=None`` only, see above), ``how`` ("held-out",
+        (there ``euclidean`` on dense input with ``n_components=None`` only, see above; an int ``n_components``:
+        ``default`` too, absent when the choice before it hit every row), ``how`` ("held-out",
         or "cross-fitted" when the classes are too small to hold out 20 rows) and ``n_rows`` checked; held out on
         the default's subspace, also
         ``standardized`` (the metric learned with the standardized class-mean directions) and ``principal``
@@ -387,26 +401,34 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         with single_threaded_blas():
             check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
                      if self.subspace_ is not None and checked else None)
-            extended, metric, principal = None, None, None
+            extended, metric, principal, default = None, None, None, None
             if check is not None and fit_rows is not None and self.n_components is None:
                 # the further candidates' fits draw from spawned generators: gen's own stream (the refit below)
                 # is untouched
                 extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
                                                             gen.spawn(1)[0])
                 principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen.spawn(1)[0])
-            kept = self._subspace_finish(active_in, X, check, metric, principal)
+            elif check is not None and self.n_components is not None:
+                # an int n_components: the default's directions, truncated to rank k (a spawned generator too)
+                default = self._default_rank_check(X, codes_all, fit_rows, active_in, check[0], gen.spawn(1)[0])
+            kept = self._subspace_finish(active_in, X, check, metric, principal, default)
             if check is not None and self.n_components is not None:
                 self._warn_near_chance(check[0], codes_all, fit_rows)
             if kept == "standardized":
                 Zall = extended
             elif kept == "principal":
                 Zall = Zall[:, :self._n_principal]
-        self._standardized_rows = None
-        if fit_rows is not None and self.metric_choice_ == "learned":
-            # the check kept the learned metric: learn it again on every row (the held-out ones included)
+            elif kept == "default":
+                Zall = default[0]
+                self._wide_subspace = False         # its coordinates scaled as the default scales them
+        self._standardized_rows = self._check_folds = self._principal_top = None
+        if self.metric_choice_ == "default" or (fit_rows is not None and self.metric_choice_ == "learned"):
+            # the check kept a learned metric: learn it again on every row (the held-out ones included)
+            choice = self.metric_choice_
             self._fit_metric(Zall, codes_all, gen)
             with single_threaded_blas():
                 self._subspace_finish(active_in)
+            self.metric_choice_ = choice
         if check_gen is not None:
             # the full-rank metric, checked after its final fit (which is untouched: the check's fits draw
             # from a spawned generator); a zero metric (warned) cannot beat anything: Euclidean, unchecked
@@ -502,6 +524,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if fit_rows is None:
             # too few rows to hold any out: cross-fitted (a metric is never checked on its own rows)
             folds, h = self._crossfit_hits(X, codes, active, gen.spawn(1)[0])
+            self._check_folds = folds               # for an int n_components' third candidate
             hits = lambda A, columns=None: _subspace.crossfit_hits(A, codes, folds, columns=columns)  # noqa: E731
             how, n_check = "cross-fitted", Z.shape[0]
         else:
@@ -515,11 +538,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def _warn_near_chance(self, hits, codes, fit_rows):
         """An int ``n_components`` on wide input: a ``UserWarning`` at the caller of ``fit`` when the check's
-        better candidate (the learned metric or PCA to ``k``; ``hits``: name -> float (m,)) is not above chance
-        (:func:`subspace.near_chance`: a neighbour drawn at random, two standard errors) on the checked rows
-        (held out: ``~fit_rows`` against ``fit_rows``; cross-fitted: every row). Both live in the top ``k``
-        principal directions, which follow the largest variances: where those are noise (features in unrelated
-        units, many noisy features) neither finds the classes, and the user is told so with the remedies."""
+        best candidate (the learned metric, PCA to ``k`` and the default's directions' metric truncated to rank
+        ``k``; ``hits``: name -> float (m,)) is not above chance (:func:`subspace.near_chance`: a neighbour drawn
+        at random, two standard errors) on the checked rows (held out: ``~fit_rows`` against ``fit_rows``;
+        cross-fitted: every row). The first two live in the top ``k`` principal directions, which follow the
+        largest variances; where those are noise (features in unrelated units, many noisy features) and the
+        class means do not find the classes either, or the labels do not depend on the features, the user is
+        told so with the remedies."""
         if fit_rows is None:
             ref = query = np.ones(codes.size, dtype=bool)
         else:
@@ -528,17 +553,19 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         best = max(hits.values(), key=lambda h: float(np.mean(h)))
         if not _subspace.near_chance(best, chance):
             return
-        acc = self.check_accuracy_
+        acc, k = self.check_accuracy_, self.n_components
+        names = {"learned": f"the rank-{k} metric on the top {k} principal directions", "subspace": f"PCA to {k}",
+                 "default": f"the default's directions' metric truncated to rank {k}"}
+        scored = "; ".join(f"{names[c]} {acc[c]:.3f}" for c in names if c in hits)
         warnings.warn(
-            f"{type(self).__name__}(n_components={self.n_components}): on the {acc['n_rows']} rows the check "
-            f"scored ({acc['how']}), the rank-{self.n_components} metric and PCA to {self.n_components} are not "
-            f"above chance (1-NN accuracy {acc['learned']:.3f} and {acc['subspace']:.3f}; a random neighbour "
-            f"{chance:.3f}). Both use the top {self.n_components} principal directions, which follow the largest "
-            "variances: the labels may not depend on the features, or those directions miss the ones they need "
-            "(features in unrelated units, many noisy features). Compare n_components=None (the default adds the "
-            "class-mean directions and checks plain distances), for a rank-k map its learned metric truncated, "
-            "MetricLearner().fit(X, y).components_[:k] (when its metric_choice_ is 'learned': rows come largest "
-            "first), or features rescaled to comparable units.",
+            f"{type(self).__name__}(n_components={k}): on the {acc['n_rows']} rows the check scored "
+            f"({acc['how']}), no candidate is above chance (1-NN accuracy: {scored}; a random neighbour "
+            f"{chance:.3f}). The labels may not depend on the features, or the directions tried miss the ones "
+            "they need (the top principal directions follow the largest variances: features in unrelated units, "
+            "many noisy features). Compare n_components=None (its check also compares plain distances), for a "
+            "rank-k map its learned metric truncated, MetricLearner().fit(X, y).components_[:k] (when its "
+            "metric_choice_ is 'learned': rows come largest first), more rows, or features rescaled to "
+            "comparable units.",
             UserWarning, stacklevel=3)
 
     def _standardized_check(self, X, Z, codes, fit_rows, hits, gen):
@@ -574,6 +601,71 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if kp >= Z.shape[1] or _nothing_to_beat(hits):
             return None
         return self._held_out_candidate("principal", Z[:, :kp], codes, fit_rows, hits, gen)
+
+    def _default_rank_check(self, X, codes, fit_rows, active, hits, gen):
+        """An int ``n_components`` on wide input, the check's third candidate ("default"): the default's
+        directions (:meth:`_default_directions`), the metric learned on them as the default learns it (per-feature
+        scaling, softmax), truncated to its top ``k`` rows (:func:`top_rows`). The top ``k`` principal
+        directions, which the other two candidates live in, follow the largest variances; where those are noise
+        (features in unrelated units, few informative features) the class means still point at the classes.
+        Held out: the directions' principal part from every row, the class-mean parts and the metric from the fit
+        rows; cross-fitted (``fit_rows`` None; the check's folds, ``_check_folds``): each fold's rows under
+        directions and a metric from the other folds only (:meth:`_default_rank_crossfit`). Its 1-NN hits on the
+        checked rows go into ``hits["default"]``; :func:`subspace.choose_rank_candidate` keeps it only when ahead of
+        the choice by more than one standard error, and :meth:`fit` then learns it again on every row. ``gen``:
+        the range finders' generators (above ``subspace.EXACT_MAX_FEATURES`` features) and the fits'. Returns
+        every row's coordinates on the directions ``Z`` (n, m), the directions ``(mean (d,), basis (m, d))`` and
+        the metric's ``components_`` on ``Z`` (r, m; None when cross-fitted), or None (the choice hits every
+        checked row: nothing to beat; cross-fitted: not kept)."""
+        if _nothing_to_beat(hits):
+            return None
+        if fit_rows is None:
+            return self._default_rank_crossfit(X, codes, active, hits, gen)
+        Z, directions = self._default_directions(X, codes, active, None, fit_rows, gen)
+        fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
+        components = self._check_fit(Z[fr], codes[fr], gen, as_default=True).components_
+        hits["default"] = _subspace.split_hits(Z @ top_rows(components, self.n_components).T, codes, fr, ho)
+        return Z, directions, components
+
+    def _default_rank_crossfit(self, X, codes, active, hits, gen):
+        """The third candidate cross-fitted on the check's folds (``_check_folds``): each fold's rows scored under
+        the default's directions found from the other folds' rows and the metric learned there (a fold whose
+        other rows have nothing to learn from, :func:`subspace.can_learn`: misses). When the rule keeps it,
+        every row's coordinates on the directions found from all rows (``(Z, directions, None)``: :meth:`fit`
+        learns its metric on them), else None."""
+        folds, k = self._check_folds, self.n_components
+        h = np.zeros(codes.size)
+        for f in range(_subspace.CROSSFIT_FOLDS):
+            te = folds == f
+            tr = ~te
+            if not te.any() or not _subspace.can_learn(codes[tr]):
+                continue
+            Z, _ = self._default_directions(X, codes, active, tr, tr, gen)
+            components = self._check_fit(Z[tr], codes[tr], gen, as_default=True).components_
+            h[te] = _subspace.split_hits(Z @ top_rows(components, k).T, codes, tr, te)
+        hits["default"] = h
+        if _subspace.choose_rank_candidate(hits) != "default":
+            return None
+        return (*self._default_directions(X, codes, active, None, None, gen), None)
+
+    def _default_directions(self, X, codes, active, principal_rows, mean_rows, gen):
+        """``(Z (n, m), (mean (d,), basis (m, d)))``: the default's directions, its principal ones
+        (:func:`subspace.default_principal`) of the rows ``principal_rows`` (a bool mask; None: every row) and
+        the class-mean and standardized class-mean directions of the rows ``mean_rows``, and every row's
+        coordinates on them. ``gen``: the range finder's (above ``subspace.EXACT_MAX_FEATURES`` features). From
+        every row, the fit's own top principal directions (``_principal_top``) are reused when they are enough
+        (``k >= 64``, or as many as the rows allow)."""
+        Xa, unit = scaled_active(X, active)
+        rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
+        if principal_rows is None:     # every row: the top principal directions the fit found, when enough
+            mean_a, basis_a = _subspace.default_principal(Xa, rng, top=self._principal_top)
+        else:
+            mean_a, basis_a = _subspace.default_principal(Xa[principal_rows], rng)
+        basis_a = np.vstack([basis_a, _subspace.class_mean_directions(Xa, codes, mean_a, basis_a, rows=mean_rows)])
+        basis_a = np.vstack([basis_a, _subspace.standardized_mean_directions(Xa, codes, mean_a, basis_a,
+                                                                             rows=mean_rows)])
+        mean, basis = full_mean(X, active, mean_a * unit), full_rows(basis_a, active)
+        return _subspace.project_rows(X, mean, basis), (mean, basis)
 
     def _held_out_candidate(self, name, Zc, codes, fit_rows, hits, gen):
         """A further candidate of the held-out check: the metric learned (:meth:`_check_fit`, from ``gen``) on the
@@ -627,13 +719,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits["learned"][te] = _subspace.split_hits(A, codes, tr, te)
         return folds, hits
 
-    def _check_fit(self, Z, codes, gen, T=None):
+    def _check_fit(self, Z, codes, gen, T=None, as_default=False):
         """A check's fit: a fresh estimator with these parameters (and ``loss_``; budget ``T`` if given) fitted
         by :meth:`_fit_metric` on ``Z`` (m, k) with labels ``codes``, drawing from ``gen``, its warnings silenced;
-        ``self`` is untouched."""
+        ``self`` is untouched. ``as_default``: scaled as the default scales its subspace's coordinates (not
+        as an int ``n_components``'s principal coordinates, :meth:`_scaling_mode`)."""
         est = type(self)(**self.get_params())
         est.loss_ = self.loss_
-        est._wide_subspace = getattr(self, "_wide_subspace", False)       # the same scaling (_scaling_mode)
+        # the same scaling (_scaling_mode)
+        est._wide_subspace = getattr(self, "_wide_subspace", False) and not as_default
         if T is not None:
             est.T = T
         with warnings.catch_warnings():
