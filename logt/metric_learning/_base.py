@@ -523,9 +523,8 @@ class MahalanobisLearner(BaseEstimator):
             return None
         if check is not None:
             self._record_check(*check)
-        kept = self.metric_choice_ if self.metric_choice_ in _subspace.FURTHER_CANDIDATES else None
-        if self.metric_choice_ == "default":
-            kept = "default"
+        kept = self.metric_choice_ if self.metric_choice_ in (*_subspace.FURTHER_CANDIDATES, "default") else None
+        if kept == "default":
             (self.subspace_mean_, self.subspace_), components = default[1:]
             # cross-fitted (None): no metric yet, fit learns it on every row next
             self.components_ = np.zeros((1, self.subspace_.shape[0])) if components is None else components

@@ -622,10 +622,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if fit_rows is None:
             return self._default_rank_crossfit(X, codes, active, hits, gen)
         Z, directions = self._default_directions(X, codes, active, None, fit_rows, gen)
-        fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-        components = self._check_fit(Z[fr], codes[fr], gen, as_default=True).components_
-        hits["default"] = _subspace.split_hits(Z @ top_rows(components, self.n_components).T, codes, fr, ho)
-        return Z, directions, components
+        return Z, directions, self._held_out_candidate("default", Z, codes, fit_rows, hits, gen, as_default=True,
+                                                       rank=self.n_components)
 
     def _default_rank_crossfit(self, X, codes, active, hits, gen):
         """The third candidate cross-fitted on the check's folds (``_check_folds``): each fold's rows scored under
@@ -667,13 +665,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         mean, basis = full_mean(X, active, mean_a * unit), full_rows(basis_a, active)
         return _subspace.project_rows(X, mean, basis), (mean, basis)
 
-    def _held_out_candidate(self, name, Zc, codes, fit_rows, hits, gen):
-        """A further candidate of the held-out check: the metric learned (:meth:`_check_fit`, from ``gen``) on the
-        fit rows of the coordinates ``Zc`` (n, k); its 1-NN hits on the checked held-out rows go into
-        ``hits[name]``. Returns its ``components_`` (on ``Zc``'s coordinates)."""
+    def _held_out_candidate(self, name, Zc, codes, fit_rows, hits, gen, as_default=False, rank=None):
+        """A further candidate of the held-out check: the metric learned (:meth:`_check_fit`, from ``gen``;
+        ``as_default``: scaled as the default's) on the fit rows of the coordinates ``Zc`` (n, k); its 1-NN hits on
+        the checked held-out rows (with ``rank``: of its top ``rank`` rows, :func:`top_rows`) go into
+        ``hits[name]``. Returns its ``components_`` (on ``Zc``'s coordinates, untruncated)."""
         fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-        components = self._check_fit(Zc[fr], codes[fr], gen).components_
-        A = Zc @ components.T
+        components = self._check_fit(Zc[fr], codes[fr], gen, as_default=as_default).components_
+        A = Zc @ (components if rank is None else top_rows(components, rank)).T
         hits[name] = _subspace.split_hits(A, codes, fr, ho)
         return components
 
