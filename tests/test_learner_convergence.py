@@ -88,6 +88,22 @@ def test_the_warning_of_a_kept_default_candidate_is_about_the_model():
     assert est.result_.x.shape == (est.subspace_.shape[0],) * 2 and est.subspace_.shape[0] != 16
 
 
+def test_the_warning_of_a_kept_default_at_rank_k_is_about_the_model():
+    # PairsMetricLearner's n_components on features in unrelated units: the check keeps the default's metric at
+    # rank k, learned again on every pair; that run (result_, on the default's subspace) is the model's
+    from logt.experiments.highdim_data import mixed_units
+    g = np.random.default_rng(0)
+    X, y = mixed_units(600, 400, 4, 5, rng=g)
+    i, j = g.integers(0, 600, (2, 3000))
+    same = g.random(3000) < 0.5
+    j[same] = [g.choice(np.flatnonzero(y == y[t])) for t in i[same]]
+    est = PairsMetricLearner(n_components=2, T=300, lam=1e-3, rng=0)
+    msg = _assert_one_warning(_fit_recording(est, np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)), est)
+    assert est.metric_choice_ == "default" and "check kept" not in msg
+    m = est.subspace_.shape[0]          # the run's point: the metric on m coordinates and the threshold's
+    assert m > 2 and est.result_.x.shape == (m + 1, m + 1)
+
+
 def test_a_converged_fit_does_not_warn():
     X, y = _labelled(seed=3)
     est = MetricLearner(rng=0)

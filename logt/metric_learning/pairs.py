@@ -16,7 +16,7 @@ import numpy as np
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
-from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs
+from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs, top_rows
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
 from logt.metric_learning import subspace as _subspace
 from logt.oracles.metric import MetricLearning
@@ -205,7 +205,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         with an int ``n_components`` on wide input: one common factor, as there). With ``n_components`` on
         few features, the full-rank metric's top ``k`` rows (as there: on 154 pair problems of 4-123 features
         its mean held-out AUC was 0.737 against 0.685 for the previous metric on the top principal directions,
-        which follow the features' units); on wide input the principal subspace of the pairs' points.
+        which follow the features' units); on wide input the top ``k`` principal directions of the pairs' points
+        (``check``: or the default's metric at rank ``k``).
     balance
         bool, default True: draw similar and dissimilar pairs with probability 1/2 each (False:
         uniformly from the list).
@@ -227,9 +228,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         rows would exceed ``subspace.EUCLIDEAN_MAX_ENTRIES`` entries (e.g. more than 2,896 varying features) the
         plain candidate is the principal subspace's own distances instead (each fold's subspace on its held-out
         pairs; kept: ``components_`` is ``subspace_``, ``metric_choice_ = "subspace"``, its threshold checked as
-        below). No metric check with an int ``n_components``; on few features (full rank) the metric
-        is not checked (there the learned metric was rarely behind Euclidean distances and a check on a quarter
-        of the pairs cost it more than it saved). A zero learned metric
+        below). With an int ``n_components`` on wide input the rank-``k`` metric (on the top ``k`` principal
+        directions) is checked against the default's metric at rank ``k`` (each fold's ``n_components=None`` fit,
+        its top ``k`` rows), which replaces it only when ahead by more than one standard error of the paired
+        difference and is then learned again on every pair (``metric_choice_ = "default"``: ``subspace_`` the
+        default's principal directions, ``components_`` its top ``k`` rows on them). On few features (full rank)
+        the metric is not checked (there the learned metric was rarely behind Euclidean distances and a check on
+        a quarter of the pairs cost it more than it saved). A zero learned metric
         (``DegenerateMetricWarning``) is replaced by Euclidean distances without a check. The threshold of a
         kept learned (or subspace) metric: with the accuracy strategy the one calibrated on the training pairs is kept
         unless the held-out pairs' own calibration answers them better by more than one standard error (each
@@ -252,10 +257,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     metric_choice_
         "learned"; "euclidean" when ``check`` kept plain Euclidean distances (``components_`` then selects the
         varying features), "subspace" when it kept the principal subspace's (``components_`` is ``subspace_``);
-        ``b_`` and the scaling attributes stay those of the learned model.
+        ``b_`` and the scaling attributes stay those of the learned model. "default" (an int ``n_components`` on
+        wide input): the default's metric at rank ``k``, ``b_``, the scaling attributes and ``result_`` those of
+        its fit on every pair.
     check_accuracy_
         dict or None (no metric check ran): the held-out pairs' ROC AUC of the ``learned`` metric and of
-        ``euclidean`` (or ``subspace``) distances, ``how`` ("held-out pairs") and ``n_pairs``.
+        ``euclidean`` (or ``subspace``; an int ``n_components``: ``default``) distances, ``how`` ("held-out
+        pairs") and ``n_pairs``.
     n_clipped_, active_features_, n_features_in_, n_calls_, n_projections_, n_epochs_, result_
         As in :class:`logt.MetricLearner`.
     threshold_
@@ -354,8 +362,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             # the metric check on a principal subspace only (few features: the learned metric was rarely behind
             # Euclidean and the check cost it more than it saved: docs, "The pairs learner's checks on new pairs")
             plain = None
-            if self.n_components is None and self.subspace_ is not None:
-                plain = "euclidean" if euclid else "subspace"
+            if self.subspace_ is not None:     # wide input; an int n_components: the default's metric at rank k
+                plain = "default" if self.n_components is not None else "euclidean" if euclid else "subspace"
             self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain)
         return self._fitted()
 
@@ -379,10 +387,12 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         answers them better (accuracy, :func:`_ahead`: needs 2 held-out pairs of each label) or always (other
         strategies: ``CALIBRATION_MIN_PAIRS`` of each); with fewer, a ``UserWarning``. Sets ``check_accuracy_``,
         ``metric_choice_`` and ``calibration_``."""
-        dist, mask, fold, sub = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
+        dist, mask, fold, sub, folds = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
         yh = y[mask]
         scorable = any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold))    # a fold with both labels
-        if plain is not None and scorable:
+        if plain == "default" and scorable:
+            dist = self._default_rank_check(a, b, y, cal, gen, folds, mask, fold, dist)
+        elif plain is not None and scorable:
             other = _row_distances(a[mask], b[mask], active) if plain == "euclidean" else sub
             diff, se, auc, auc_plain = auc_difference(yh, -dist, -other, fold)
             self.check_accuracy_ = {"learned": auc, plain: auc_plain, "how": "held-out pairs",
@@ -399,8 +409,10 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
                 dist = other
         if scorable:
-            self._warn_near_chance(yh, dist, fold, "the principal subspace's distances (the check's choice)"
-                                   if self.metric_choice_ == "subspace" else "the learned metric's distances")
+            what = {"subspace": "the principal subspace's distances (the check's choice)",
+                    "default": f"the distances of the default's metric at rank {self.n_components} (the check's "
+                               "choice)"}
+            self._warn_near_chance(yh, dist, fold, what.get(self.metric_choice_, "the learned metric's distances"))
         accuracy = cal.get("strategy", "accuracy") == "accuracy"
         need = 2 if accuracy else CALIBRATION_MIN_PAIRS
         if min(int((yh > 0).sum()), int((yh < 0).sum())) < need:
@@ -426,22 +438,79 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         diff, se, auc, _ = auc_difference(yh, -dist, np.zeros(yh.size), fold)
         if diff > 2.0 * se:
             return
-        rank = (f" With n_components={self.n_components} on wide input the metric lives in the top "
-                f"{self.n_components} principal directions, which may be noise (features in unrelated units, many "
-                "noisy features): compare n_components=None." if self.subspace_ is not None
-                and self.n_components is not None else "")
+        rank = ""
+        if self.subspace_ is not None and self.n_components is not None and self.metric_choice_ == "learned":
+            other = (self.check_accuracy_ or {}).get("default")
+            rank = (f" With n_components={self.n_components} on wide input the metric lives in the top "
+                    f"{self.n_components} principal directions, which may be noise (features in unrelated units, "
+                    "many noisy features)" + ("" if other is None else
+                                              f"; the default's metric at that rank was not ahead (AUC {other:.3f})")
+                    + ": compare n_components=None.")
         warnings.warn(
             f"PairsMetricLearner: on the {yh.size} held-out pairs (points the fold's metric was not fitted on), "
             f"{what} separate similar from dissimilar pairs no better than chance: ROC AUC {auc:.3f}, standard "
             f"error {se:.3f}, not above 0.5 by two standard errors. The labels may not depend on the features "
             f"through a distance, or there are too few pairs to learn from.{rank}", UserWarning, stacklevel=4)
 
+    def _default_rank_check(self, a, b, y, cal, gen, folds, mask, fold, dist):
+        """An int ``n_components`` on wide input: the check's candidate "default", the metric learned as the
+        default learns it (``n_components=None``: on the pairs' principal subspace of :func:`subspace.auto_rank`
+        directions, its coordinates standardized) truncated to its top ``k`` rows (:func:`top_rows`; rows come largest first).
+        The top ``k`` principal directions the rank-``k`` metric lives in follow the largest variances; where those
+        are noise (features in unrelated units) the default's wider subspace still holds the signal. Each fold's
+        held-out pairs (``mask``, ``fold``, :func:`point_folds`'s ``folds``) are measured under a default fitted
+        (``check=False``, from ``gen``) on the pairs with no point in the fold; it replaces the learned metric only
+        when its ROC AUC there (within each fold) is ahead of the learned metric's (distances ``dist``) by more
+        than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and is then learned again on every pair
+        (``pairs`` ``a``, ``b`` and labels ``y``): ``subspace_`` and ``subspace_mean_`` its directions, the
+        model's attributes (``b_``, scaling, ``result_``, ...) that fit's, ``metric_choice_ = "default"``, its
+        threshold calibrated on the training pairs (``cal``; checked like a learned metric's by :meth:`_check`).
+        Sets ``check_accuracy_``; returns the held-out pairs' distances of the metric kept."""
+        fa, fb = folds
+        k = self.n_components
+        params = {**self.get_params(), "n_components": None, "check": False, "calibration_params": None,
+                  "rng": gen}
+        dd = np.full(a.shape[0], np.nan)
+        for f in np.unique(fold):
+            test = (fa == f) & (fb == f) & mask
+            train = (fa != f) & (fb != f)
+            est = self._quiet_fit(params, a[train], b[train], y[train])
+            dd[test] = _row_distances(a[test], b[test], rows=top_rows(est.components_, k))
+        dd = dd[mask]
+        yh = y[mask]
+        diff, se, auc_default, auc = auc_difference(yh, -dd, -dist, fold)
+        self.check_accuracy_ = {"learned": auc, "default": auc_default, "how": "held-out pairs",
+                                "n_pairs": int(yh.size)}
+        if not diff > _subspace.CHECK_Z * se:
+            return dist
+        est = self._quiet_fit(params, a, b, y)
+        if not np.any(est.components_):        # a zero metric on every pair: the learned one stays
+            return dist
+        for name, value in vars(est).items():   # the model is that fit's: its subspace, scaling, b_, result_, ...
+            if name.endswith("_") and not name.startswith("_") and name not in (
+                    "threshold_", "calibration_", "check_accuracy_", "metric_choice_"):
+                setattr(self, name, value)
+        self.components_ = top_rows(est.components_, k)
+        self.n_components_ = k
+        self.metric_choice_ = "default"
+        self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
+        return dd
+
+    def _quiet_fit(self, params, a, b, y):
+        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d) with labels ``y``, its
+        warnings silenced (the check's fits)."""
+        est = type(self)(**params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(np.stack([a, b], axis=1), y)
+        return est
+
     def _heldout_distances(self, a, b, y, gen, subspace=False):
-        """``(dist, mask, fold, sub)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool), their
+        """``(dist, mask, fold, sub, folds)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool), their
         distances and folds (each (mask.sum(),)) under metrics learned without their points (:func:`point_folds`
-        from ``gen``; each fold's fit on a fresh estimator with these parameters, ``check=False``, drawing from
-        ``gen``, its warnings silenced) and, with ``subspace``, their distances in each fold's principal subspace
-        (``sub``; else None)."""
+        from ``gen``, returned as ``folds``; each fold's fit on a fresh estimator with these parameters,
+        ``check=False``, drawing from ``gen``, its warnings silenced) and, with ``subspace``, their distances in
+        each fold's principal subspace (``sub``; else None)."""
         fa, fb = point_folds(a, b, gen)
         dist = np.full(a.shape[0], np.nan)
         sub = np.full(a.shape[0], np.nan) if subspace else None
@@ -452,16 +521,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             train = (fa != f) & (fb != f)
             if not test.any() or len(np.unique(y[train])) < 2:
                 continue
-            est = type(self)(**params)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est.fit(np.stack([a[train], b[train]], axis=1), y[train])
+            est = self._quiet_fit(params, a[train], b[train], y[train])
             dist[test] = est.pair_distance(np.stack([a[test], b[test]], axis=1))
             if subspace:                 # a fold of full rank (its points vary on few features): all of them
                 sub[test] = _row_distances(a[test], b[test], rows=est.subspace_)
             fold[test] = f
         mask = ~np.isnan(dist)
-        return dist[mask], mask, fold[mask], (sub[mask] if subspace else None)
+        return dist[mask], mask, fold[mask], (sub[mask] if subspace else None), (fa, fb)
 
     # ---- metric-learn's pair classifier ----------------------------------------------
     def decision_function(self, pairs):
