@@ -654,6 +654,24 @@ def test_n_components_on_wide_input_checked_against_the_default_at_rank_k():
     assert np.mean(est.predict(Q) == yq) >= max(np.mean(yq > 0), np.mean(yq < 0)) - 0.05
 
 
+def test_a_zero_refit_of_the_default_at_rank_k_keeps_the_rank_k_metric(monkeypatch):
+    """Where the default at rank k is ahead on the held-out pairs but its refit on every pair comes out zero (made so
+    here), the rank-k metric stays (check=False's components_), with both held-out AUCs recorded."""
+    (P, yp), _ = _units_pairs()
+    fit_all = PairsMetricLearner._quiet_fit
+
+    def zero_on_every_pair(self, params, a, b, y, pairs=None):
+        est = fit_all(self, params, a, b, y, pairs)
+        if a.shape[0] == P.shape[0] and params["n_components"] is None:
+            est.components_ = np.zeros_like(est.components_)
+        return est
+    monkeypatch.setattr(PairsMetricLearner, "_quiet_fit", zero_on_every_pair)
+    est = PairsMetricLearner(rng=0, n_components=2).fit(P, yp)
+    plain = PairsMetricLearner(rng=0, n_components=2, check=False).fit(P, yp)
+    assert est.metric_choice_ == "learned" and np.array_equal(est.components_, plain.components_)
+    assert est.check_accuracy_["default"] > est.check_accuracy_["learned"]
+
+
 def test_n_components_check_keeps_the_rank_k_metric_where_it_holds():
     """Where the top principal directions carry the signal (large class shifts on high-variance features) the
     rank-k metric is kept, unchanged by the check (check=False's components_), and check_accuracy_ says the

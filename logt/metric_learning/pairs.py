@@ -364,7 +364,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             plain = None
             if self.subspace_ is not None:     # wide input; an int n_components: the default's metric at rank k
                 plain = "default" if self.n_components is not None else "euclidean" if euclid else "subspace"
-            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain)
+            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain, pairs)
         return self._fitted()
 
     def _keep_euclidean(self, a, b, y, active, cal):
@@ -377,7 +377,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.threshold_ = _threshold(_row_distances(a, b, active), y, **cal)
         self.calibration_ = {"how": "training pairs", "n_pairs": int(a.shape[0])}
 
-    def _check(self, a, b, y, cal, gen, active, plain=None):
+    def _check(self, a, b, y, cal, gen, active, plain=None, pairs=None):
         """``check=True``: the held-out pairs' distances (:meth:`_heldout_distances`) first check the metric
         against ``plain`` distances (None: no metric check; "euclidean": on the varying features ``active``;
         "subspace": the principal subspace's, each fold's own): the learned metric is kept only when its ROC AUC
@@ -386,12 +386,12 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         of the metric kept (learned or subspace) is then replaced by the held-out pairs' own calibration when that
         answers them better (accuracy, :func:`_ahead`: needs 2 held-out pairs of each label) or always (other
         strategies: ``CALIBRATION_MIN_PAIRS`` of each); with fewer, a ``UserWarning``. Sets ``check_accuracy_``,
-        ``metric_choice_`` and ``calibration_``."""
+        ``metric_choice_`` and ``calibration_``. ``pairs``: fit's input (``plain="default"``: its refit's)."""
         dist, mask, fold, sub, folds = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
         yh = y[mask]
         scorable = any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold))    # a fold with both labels
         if plain == "default" and scorable:
-            dist = self._default_rank_check(a, b, y, cal, gen, folds, mask, fold, dist)
+            dist = self._default_rank_check(a, b, y, cal, gen, folds, mask, fold, dist, pairs)
         elif plain is not None and scorable:
             other = _row_distances(a[mask], b[mask], active) if plain == "euclidean" else sub
             diff, se, auc, auc_plain = auc_difference(yh, -dist, -other, fold)
@@ -452,7 +452,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             f"error {se:.3f}, not above 0.5 by two standard errors. The labels may not depend on the features "
             f"through a distance, or there are too few pairs to learn from.{rank}", UserWarning, stacklevel=4)
 
-    def _default_rank_check(self, a, b, y, cal, gen, folds, mask, fold, dist):
+    def _default_rank_check(self, a, b, y, cal, gen, folds, mask, fold, dist, pairs=None):
         """An int ``n_components`` on wide input: the check's candidate "default", the metric learned as the
         default learns it (``n_components=None``: on the pairs' principal subspace of :func:`subspace.auto_rank`
         directions, its coordinates standardized) truncated to its top ``k`` rows (:func:`top_rows`; rows come largest first).
@@ -462,7 +462,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         (``check=False``, from ``gen``) on the pairs with no point in the fold; it replaces the learned metric only
         when its ROC AUC there (within each fold) is ahead of the learned metric's (distances ``dist``) by more
         than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and is then learned again on every pair
-        (``pairs`` ``a``, ``b`` and labels ``y``): ``subspace_`` and ``subspace_mean_`` its directions, the
+        (``pairs``, fit's input, else ``a`` and ``b``; labels ``y``): ``subspace_`` and ``subspace_mean_`` its directions, the
         model's attributes (``b_``, scaling, ``result_``, ...) that fit's, ``metric_choice_ = "default"``, its
         threshold calibrated on the training pairs (``cal``; checked like a learned metric's by :meth:`_check`).
         Sets ``check_accuracy_``; returns the held-out pairs' distances of the metric kept."""
@@ -483,7 +483,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                                 "n_pairs": int(yh.size)}
         if not diff > _subspace.CHECK_Z * se:
             return dist
-        est = self._quiet_fit(params, a, b, y)
+        est = self._quiet_fit(params, a, b, y, pairs)      # fit's own input: no third copy of the pairs
         if not np.any(est.components_):        # a zero metric on every pair: the learned one stays
             return dist
         for name, value in vars(est).items():   # the model is that fit's: its subspace, scaling, b_, result_, ...
@@ -496,13 +496,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
         return dd
 
-    def _quiet_fit(self, params, a, b, y):
-        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d) with labels ``y``, its
-        warnings silenced (the check's fits)."""
+    def _quiet_fit(self, params, a, b, y, pairs=None):
+        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d) (or ``pairs`` (n, 2, d), the
+        same pairs) with labels ``y``, its warnings silenced (the check's fits)."""
         est = type(self)(**params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est.fit(np.stack([a, b], axis=1), y)
+            est.fit(np.stack([a, b], axis=1) if pairs is None else pairs, y)
         return est
 
     def _heldout_distances(self, a, b, y, gen, subspace=False):
