@@ -218,9 +218,10 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         distinct points (equal coordinates are one point) are split into ``CALIBRATION_FOLDS`` random folds
         (:func:`point_folds`); for each fold a metric with these parameters (its subspace too) is learned on
         the pairs with no point in the fold and measures the pairs with both points in it (about a quarter of
-        the pairs; the fold fits: about 4-5x the fit time). The metric: with ``n_components=None`` on many
-        features (a principal subspace, :func:`logt.metric_learning.subspace.uses_subspace`), the learned metric
-        is kept only when its ROC AUC on the held-out pairs (within each fold, weighted by
+        the pairs; the fold fits: about 4-5x the fit time, 6-8x with an int ``n_components`` on wide input). The
+        metric: with ``n_components=None`` on many features (a principal subspace,
+        :func:`logt.metric_learning.subspace.uses_subspace`), the learned metric is kept only when its ROC AUC on
+        the held-out pairs (within each fold, weighted by
         their pairs) beats plain Euclidean distances' on the varying features by more than one standard error
         of the paired difference (DeLong; :func:`auc_difference`, the rule of the learners' check); else
         ``components_`` is the identity's rows at the varying features (``metric_choice_ = "euclidean"``,
@@ -455,17 +456,18 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
     def _default_rank_check(self, a, b, y, cal, gen, folds, mask, fold, dist, pairs=None):
         """An int ``n_components`` on wide input: the check's candidate "default", the metric learned as the
         default learns it (``n_components=None``: on the pairs' principal subspace of :func:`subspace.auto_rank`
-        directions, its coordinates standardized) truncated to its top ``k`` rows (:func:`top_rows`; rows come largest first).
-        The top ``k`` principal directions the rank-``k`` metric lives in follow the largest variances; where those
-        are noise (features in unrelated units) the default's wider subspace still holds the signal. Each fold's
-        held-out pairs (``mask``, ``fold``, :func:`point_folds`'s ``folds``) are measured under a default fitted
-        (``check=False``, from ``gen``) on the pairs with no point in the fold; it replaces the learned metric only
-        when its ROC AUC there (within each fold) is ahead of the learned metric's (distances ``dist``) by more
-        than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and is then learned again on every pair
-        (``pairs``, fit's input, else ``a`` and ``b``; labels ``y``): ``subspace_`` and ``subspace_mean_`` its directions, the
-        model's attributes (``b_``, scaling, ``result_``, ...) that fit's, ``metric_choice_ = "default"``, its
-        threshold calibrated on the training pairs (``cal``; checked like a learned metric's by :meth:`_check`).
-        Sets ``check_accuracy_``; returns the held-out pairs' distances of the metric kept."""
+        directions, its coordinates standardized) truncated to its top ``k`` rows (:func:`top_rows`; rows come
+        largest first). The top ``k`` principal directions the rank-``k`` metric lives in follow the largest
+        variances; where those are noise (features in unrelated units) the default's wider subspace still holds
+        the signal. Each fold's held-out pairs (``mask``, ``fold``, :func:`point_folds`'s ``folds``) are measured
+        under a default fitted (``check=False``, from ``gen``) on the pairs with no point in the fold; it replaces
+        the learned metric only when its ROC AUC there (within each fold) is ahead of the learned metric's
+        (distances ``dist``) by more than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and is
+        then learned again on every pair (``pairs``, fit's input, else ``a`` and ``b``; labels ``y``):
+        ``subspace_`` and ``subspace_mean_`` its directions, the model's attributes (``b_``, scaling, ``result_``,
+        ...) that fit's, ``metric_choice_ = "default"``, its threshold calibrated on the training pairs (``cal``;
+        checked like a learned metric's by :meth:`_check`). Sets ``check_accuracy_``; returns the held-out pairs'
+        distances of the metric kept."""
         fa, fb = folds
         k = self.n_components
         params = {**self.get_params(), "n_components": None, "check": False, "calibration_params": None,
