@@ -442,11 +442,11 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         rank = ""
         if self.subspace_ is not None and self.n_components is not None and self.metric_choice_ == "learned":
             other = (self.check_accuracy_ or {}).get("default")
+            other = "" if other is None else (f"; the check's other candidate, the default's metric at that rank, "
+                                              f"was not kept (AUC {other:.3f})")
             rank = (f" With n_components={self.n_components} on wide input the metric lives in the top "
                     f"{self.n_components} principal directions, which may be noise (features in unrelated units, "
-                    "many noisy features)" + ("" if other is None else
-                                              f"; the check's other candidate, the default's metric at that rank, "
-                                              f"was not kept (AUC {other:.3f})") + ": compare n_components=None.")
+                    f"many noisy features){other}: compare n_components=None.")
         warnings.warn(
             f"PairsMetricLearner: on the {yh.size} held-out pairs (points the fold's metric was not fitted on), "
             f"{what} separate similar from dissimilar pairs no better than chance: ROC AUC {auc:.3f}, standard "
