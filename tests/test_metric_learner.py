@@ -253,6 +253,8 @@ def test_bad_inputs(data, fitted):
     est = MetricLearner(**FAST)
     with pytest.raises(ValueError, match="at least 2 classes"):
         est.fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match=r"got 1 class: 'a'$"):        # the label itself, not np.str_('a')
+        est.fit(X, np.array(["a"] * len(X)))
     Xn = X.copy()
     Xn[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):

@@ -281,6 +281,8 @@ def test_bad_input():
     X, y = _data()
     with pytest.raises(ValueError, match="two classes"):
         MetricLearning(X, np.ones(60))
+    with pytest.raises(ValueError, match=r"got only 'b'$"):            # the label, not np.str_('b')
+        MetricLearning(X, np.array(["b"] * 60))
     Xn = X.copy()
     Xn[5, 2] = np.nan
     with pytest.raises(ValueError, match="X contains NaN"):

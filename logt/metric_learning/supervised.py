@@ -13,7 +13,7 @@ from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
 from logt.oracles.neighbors import MAX_NEIGHBORS
 from logt.metric_learning.whitening import WHITENINGS, fit_whitening, whiten_rows
-from logt.oracles.metric import SAMPLINGS, MetricLearning
+from logt.oracles.metric import SAMPLINGS, MetricLearning, plain_label
 from logt.oracles.neighbors import check_impostor_radius
 from logt.oracles.softmax import SoftmaxMetricLearning
 from logt.oracles.triplet import TripletMetricLearning
@@ -367,7 +367,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                              f"of 2 is required by {type(self).__name__}.")
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y (pairs of both kinds), "
-                             f"got 1 class: {classes[0]!r}")
+                             f"got 1 class: {plain_label(classes[0])!r}")
         if (self.sampling != "uniform" or self.loss not in (None, "pairs")) and np.bincount(codes).max() < 2:
             what = f"sampling={self.sampling!r}" if self.loss in (None, "pairs") else f"loss={self.loss!r}"
             raise ValueError(f"{what} needs a class with at least 2 samples "

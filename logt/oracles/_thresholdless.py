@@ -5,7 +5,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .metric import _check_X, _check_y, label_codes
+from .metric import _check_X, _check_y, label_codes, plain_label
 
 __all__ = ["ThresholdlessMetric", "check_lam", "check_dense_labelled"]
 
@@ -33,7 +33,7 @@ def check_dense_labelled(X, y, owner, kind, max_features, max_name):
     y = _check_y(y, X.shape[0], "y", "X")
     classes, codes = label_codes(y, "y")
     if len(classes) < 2:
-        raise ValueError(f"y must contain at least two classes, got only {classes[0]!r}")
+        raise ValueError(f"y must contain at least two classes, got only {plain_label(classes[0])!r}")
     return X, classes, codes
 
 

@@ -26,7 +26,7 @@ from . import neighbors as nb
 from .neighbors import check_impostor_radius, pair_sq_distances_any
 
 __all__ = ["MetricLearning", "SAMPLINGS", "MAX_FEATURES", "MAX_EVAL_PAIRS", "MAX_NEIGHBOR_ENTRIES",
-           "norm_tolerance", "label_codes"]
+           "norm_tolerance", "label_codes", "plain_label"]
 
 SAMPLINGS = ("uniform", "balanced", "neighbors")
 # n * n_neighbors above this is a ValueError (each neighbour table is 4 bytes per entry)
@@ -49,6 +49,11 @@ def norm_tolerance(dtype, d):
     dtype = np.dtype(dtype)
     eps = np.finfo(dtype).eps if dtype.kind == "f" else 0.0
     return max(1e-12, float(d) * float(eps))
+
+
+def plain_label(label):
+    """A label as the Python value it holds (``'a'``, not NumPy 2's ``np.str_('a')``), for messages."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 def label_codes(y, name="y"):
@@ -257,7 +262,7 @@ class MetricLearning(PairGradientCore):
             raise ValueError(f"X must have at least 2 samples, got {n}")
         classes, codes = label_codes(y, "y")
         if len(classes) < 2:
-            raise ValueError(f"y must contain at least two classes, got only {classes[0]!r}")
+            raise ValueError(f"y must contain at least two classes, got only {plain_label(classes[0])!r}")
         gen = check_rng(eval_rng)
         sampler, tables = _sampler_for(X, codes, sampling, n_neighbors, neighbors, gen, impostor_radius)
 
@@ -278,7 +283,7 @@ class MetricLearning(PairGradientCore):
                 Xe = np.ascontiguousarray(Xe.toarray())
             eclasses, ecodes = label_codes(ye, "y_eval")
             if len(eclasses) < 2:
-                raise ValueError(f"y_eval must contain at least two classes, got only {eclasses[0]!r}")
+                raise ValueError(f"y_eval must contain at least two classes, got only {plain_label(eclasses[0])!r}")
             esampler, _ = _sampler_for(Xe, ecodes, sampling, n_neighbors, None, gen, impostor_radius)
         ei, ej, ey = esampler.draw(n_eval_pairs, gen)
         if threshold_scale == "auto":
