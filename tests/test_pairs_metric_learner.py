@@ -10,6 +10,7 @@ import pytest
 
 from logt import DegenerateMetricWarning, PairsMetricLearner
 from logt.metric_learning import NotFittedError
+from logt.metric_learning import subspace as S
 from logt.metric_learning.pairs import roc_auc
 from logt.metric_learning.reference import objective
 from logt.oracles import MetricLearning
@@ -370,6 +371,7 @@ def test_too_few_heldout_pairs_warn(n_pairs, seed, cal):
         est = PairsMetricLearner(rng=0, calibration_params=cal, **FAST).fit(P, yp)
     warned = [x for x in w if "calibrate_threshold(pairs, y) on validation pairs" in str(x.message)]
     assert len(warned) == few
+    assert all(x.filename == __file__ for x in warned)                 # at the caller of fit
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plain = PairsMetricLearner(rng=0, check=False, calibration_params=cal, **FAST).fit(P, yp)
@@ -582,6 +584,7 @@ def test_near_chance_on_held_out_pairs_is_warned():
     with pytest.warns(UserWarning, match="no better than chance") as rec:
         est = PairsMetricLearner(rng=1, T=20_000).fit(P, noise)
     msg = [str(w.message) for w in rec if "no better than chance" in str(w.message)][0]
+    assert all(w.filename == __file__ for w in rec)                    # at the caller of fit
     # the AUC the message names is the held-out one, near 0.5 (measured 0.506 +- 0.026)
     auc = float(msg.split("ROC AUC ")[1].split(",")[0])
     assert abs(auc - 0.5) < 0.1 and est.metric_choice_ == "learned"
@@ -660,8 +663,8 @@ def test_a_zero_refit_of_the_default_at_rank_k_keeps_the_rank_k_metric(monkeypat
     (P, yp), _ = _units_pairs()
     fit_all = PairsMetricLearner._quiet_fit
 
-    def zero_on_every_pair(self, params, a, b, y, pairs=None):
-        est = fit_all(self, params, a, b, y, pairs)
+    def zero_on_every_pair(self, params, a, b, y):
+        est = fit_all(self, params, a, b, y)
         if a.shape[0] == P.shape[0] and params["n_components"] is None:
             est.components_ = np.zeros_like(est.components_)
         return est
@@ -702,3 +705,68 @@ def test_near_chance_with_n_components_on_wide_input_names_the_remedy():
     assert est.metric_choice_ == "learned"
     msg = [str(w.message) for w in rec if "n_components=None" in str(w.message)][0]
     assert f"(AUC {est.check_accuracy_['default']:.3f})" in msg
+
+
+def test_distinct_points_against_sorting():
+    """distinct_points groups exactly the equal rows (-0.0 == 0.0; values from 1e-300 to 1e300), as sorting the
+    rows does, numbers the groups in the order the rows first appear, and ``X[first][inverse]`` is ``X``; also
+    across the blocks it hashes (a few rows a block at many features)."""
+    from logt.metric_learning import _base
+    g = np.random.default_rng(3)
+    for n_points, d in ((50, 3), (30, _base.DISTINCT_BLOCK // 4 + 3)):
+        P = g.standard_normal((n_points, d)) * 10.0 ** g.integers(-300, 300, size=(n_points, 1))
+        P[1] = P[0]
+        P[1, 0] = 0.0
+        P[2] = P[1]
+        P[2, 0] = -0.0                              # one point with P[1]
+        idx = g.integers(n_points, size=4 * n_points)
+        X = P[idx]
+        first, inverse = _base.distinct_points(X)
+        assert np.array_equal(X[first][inverse], X)
+        assert np.all(np.diff(first) > 0) and np.all(first[inverse] <= np.arange(X.shape[0]))
+        _, ref = np.unique(X + 0.0, axis=0, return_inverse=True)
+        ref = ref.ravel()
+        assert first.size == ref.max() + 1
+        same = inverse[:, None] == inverse[None, :]
+        assert np.array_equal(same, ref[:, None] == ref[None, :])
+
+
+def test_distinct_points_survives_a_hash_collision():
+    """Two different rows built to hash alike (their coordinates' bits offset by each other's multipliers) are
+    told apart: every row is compared with its hash group's first row, and a collision sorts the rows instead."""
+    from logt.metric_learning import _base
+    m = _base.hash_multipliers(2)
+    g = np.random.default_rng(0)
+    while True:
+        u = g.standard_normal(2).view(np.uint64)
+        v = np.array([u[0] + m[1], u[1] - m[0]], dtype=np.uint64)        # u0 m0 + u1 m1 (mod 2^64) unchanged
+        r, s = u.view(np.float64), v.view(np.float64)
+        if np.all(np.isfinite(s)) and not np.array_equal(r, s):
+            break
+    X = np.array([r, s, r, s, s])
+    assert ((X.view(np.uint64) * m).sum(axis=1, dtype=np.uint64) == (r.view(np.uint64) * m).sum(dtype=np.uint64)).all()
+    first, inverse = _base.distinct_points(X)
+    assert np.array_equal(first, [0, 1]) and np.array_equal(inverse, [0, 1, 0, 1, 1])
+
+
+@pytest.mark.parametrize("n_components", [None, 12])
+@pytest.mark.parametrize("d", [300, 1500])                   # the exact route, the range finder
+def test_wide_subspace_from_distinct_points(n_components, d, monkeypatch):
+    """On wide input the pairs' principal subspace comes from their distinct points, each weighted by how often it
+    occurs (here 300 points in 1,500 pairs, about 10 pairs each): the directions and the model are those of the
+    3,000 rows the pairs stack (recomputed here with the distinct-point route switched off), to rounding. Above
+    EXACT_MAX_FEATURES both take the range finder here (the cost rule would give the 300 distinct points the exact
+    Gram route, the 3,000 rows not: tests/test_subspace.py checks that route's weights)."""
+    from logt.metric_learning import _base
+    if d > S.EXACT_MAX_FEATURES:
+        monkeypatch.setattr(S, "gram_is_cheaper", lambda *args: False)
+    (P, yp), (Q, _) = _wide_pairs(seed=4, n=300, d=d, m=1500)
+    est = PairsMetricLearner(rng=0, n_components=n_components, check=False).fit(P, yp)
+    monkeypatch.setattr(_base, "DISTINCT_MAX_SHARE", 0.0)
+    ref = PairsMetricLearner(rng=0, n_components=n_components, check=False).fit(P, yp)
+    assert est.subspace_.shape == ref.subspace_.shape
+    np.testing.assert_allclose(est.subspace_, ref.subspace_, atol=1e-9)
+    np.testing.assert_allclose(est.subspace_mean_, ref.subspace_mean_, rtol=1e-12, atol=1e-12)
+    scale = np.abs(ref.components_).max()
+    np.testing.assert_allclose(est.components_, ref.components_, atol=1e-6 * scale)
+    np.testing.assert_allclose(est.pair_distance(Q), ref.pair_distance(Q), rtol=1e-6)

@@ -964,3 +964,33 @@ def test_n_components_on_photo_patches_not_standardized_into_noise():
             acc[mode] = float(np.mean(y[tr][D.argmin(1)] == y[~tr]))
         gains.append(acc["auto"] - acc["standardize"])
     assert np.mean(gains) > 0.03, gains
+
+
+@pytest.mark.parametrize("d, gram", [(40, None), (400, True), (400, False),          # covariance or Gram
+                                     (S.EXACT_MAX_FEATURES + 200, True),               # Gram,
+                                     (S.EXACT_MAX_FEATURES + 200, False)])             # range finder
+@pytest.mark.parametrize("sparse", [False, True])
+def test_principal_subspace_weights_are_repeated_rows(d, gram, sparse, monkeypatch):
+    """``weights``: distinct rows, each standing for that many equal rows (the pairs' recurring points), give the
+    repeated rows' mean, directions, variances and total variance on every route (their covariance is the same;
+    on the range finder too: its bases span the same subspaces, so only rounding differs)."""
+    if gram is not None:
+        monkeypatch.setattr(S, "gram_is_cheaper", lambda *args: gram)
+    X = _low_rank_data(120, d, 30, 3)
+    w = np.random.default_rng(4).integers(1, 6, size=120)
+    Xrep = np.repeat(X, w, axis=0)
+    f = sp.csr_matrix if sparse else np.asarray
+    mean, V, var, total = S.principal_subspace(f(Xrep), 8, np.random.default_rng(0))
+    mean_w, V_w, var_w, total_w = S.principal_subspace(f(X), 8, np.random.default_rng(0), weights=w)
+    np.testing.assert_allclose(mean_w, mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(V_w, V, atol=1e-9)                       # signs fixed: the same rows
+    np.testing.assert_allclose(var_w, var, rtol=1e-10)
+    assert total_w == pytest.approx(total, rel=1e-12)
+    Vr, vr, _ = _reference(Xrep, 8)                                      # and the repeated rows' SVD
+    np.testing.assert_allclose(np.abs(np.sum(V_w * Vr, axis=1)), 1.0, atol=1e-8)
+    m_w, B_w = S.default_principal(f(X), np.random.default_rng(0), weights=w)
+    m_r, B_r = S.default_principal(f(Xrep), np.random.default_rng(0))
+    assert B_w.shape == B_r.shape                 # auto_rank counts the repeated rows
+    np.testing.assert_allclose(B_w, B_r, atol=1e-9)
+    with pytest.raises(ValueError, match="weights"):
+        S.principal_subspace(X, 8, np.random.default_rng(0), weights=np.zeros(120))

@@ -19,7 +19,8 @@ from logt.metric_learning.scaling import extreme_unit as _extreme_unit
 from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
-           "check_pairs", "check_fitted", "varying_features", "metric_is_zero", "MAX_INPUT_FEATURES"]
+           "check_pairs", "check_fitted", "varying_features", "distinct_points", "metric_is_zero", "MAX_INPUT_FEATURES",
+           "DISTINCT_MAX_SHARE"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
 # lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
@@ -177,9 +178,10 @@ def _active_columns(X, active):
 
 
 def scaled_active(X, active):
-    """``(Xa, unit)``: the ``active`` columns of ``X`` over ``unit``, 1.0 unless their squares would under- or
-    overflow (1e-200, 1e200; exact: the principal directions are those of ``X``, a mean is ``unit`` times Xa's)."""
-    Xa = _active_columns(X, active)
+    """``(Xa, unit)``: the ``active`` columns of ``X`` (all of them: None) over ``unit``, 1.0 unless their squares
+    would under- or overflow (1e-200, 1e200; exact: the principal directions are those of ``X``, a mean is
+    ``unit`` times Xa's)."""
+    Xa = X if active is None else _active_columns(X, active)
     unit = _extreme_unit(Xa)
     return (Xa if unit == 1.0 else Xa / unit), unit
 
@@ -224,6 +226,45 @@ def varying_features(X):
         lo = X.min(axis=0)
     active = hi != lo
     return active if active.any() else np.ones(X.shape[1], dtype=bool)
+
+
+DISTINCT_BLOCK = 2 ** 20    # distinct_points hashes and compares this many entries a block (8 MiB)
+DISTINCT_MAX_SHARE = 0.75   # the pairs' subspace from their distinct points when these are at most this share
+
+
+def hash_multipliers(d):
+    """(d,) uint64: the fixed odd numbers :func:`distinct_points` multiplies a row's coordinates' bits by (odd, so
+    rows that differ in one coordinate always hash apart)."""
+    return np.random.default_rng(0x5EED).integers(0, 2 ** 63, size=d, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def distinct_points(X):
+    """``(first, inverse)``: the distinct rows of ``X`` (n, d), equal coordinates (``-0.0 == 0.0``) one point.
+    ``first`` (m,) int: each distinct row's first index, in the order the rows first appear; ``inverse`` (n,) int:
+    each row's place in ``first`` (``X[first][inverse]`` equals ``X``). Each row's coordinates' bits are hashed
+    (a sum of them times fixed odd 64-bit numbers, wrapping; blocks of ``DISTINCT_BLOCK`` entries) and every row
+    is then compared with its hash group's first row, so the answer is exact; a collision (never seen) falls back
+    to sorting the rows' bytes. Memory ``O(n + DISTINCT_BLOCK)``; time about two passes over ``X``."""
+    n, d = X.shape
+    mult = hash_multipliers(d)
+    rows = max(1, DISTINCT_BLOCK // max(d, 1))
+    h = np.empty(n, dtype=np.uint64)
+    for s in range(0, n, rows):
+        block = X[s:s + rows] + 0.0                  # -0.0 + 0.0 is 0.0: one bit pattern per value
+        h[s:s + rows] = (block.view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    exact = all(np.array_equal(X[s:s + rows], X[first[inverse[s:s + rows]]]) for s in range(0, n, rows))
+    if not exact:                                   # a hash collision: the rows' bytes sorted
+        Xz = X + 0.0
+        keys = Xz.view(np.dtype((np.void, Xz.dtype.itemsize * d))).ravel()
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        del Xz, keys
+    order = np.argsort(first, kind="stable")        # first appearance
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[order] = np.arange(first.size)
+    return first[order], rank[inverse]
 
 
 def _check_real(v, name, lo=0.0, strict=True):
@@ -364,10 +405,10 @@ class MahalanobisLearner(BaseEstimator):
         self.result_ = res
         return res
 
-    def _fitted(self):
-        """The end of ``fit``: a ``logt.ConvergenceWarning`` at the caller of ``fit`` when the run behind
-        ``result_`` did not converge (``result_.success`` False: its cause and remedy), saying whether the check
-        kept plain distances instead; returns self."""
+    def _fitted(self, stacklevel=3):
+        """The end of ``fit``: a ``logt.ConvergenceWarning`` at the caller of ``fit`` (``stacklevel``: this
+        method's frames up to it) when the run behind ``result_`` did not converge (``result_.success`` False:
+        its cause and remedy), saying whether the check kept plain distances instead; returns self."""
         res = self.result_
         verdict = res.params.get("convergence") or {}
         if res.success or verdict.get("ok", True):
@@ -383,7 +424,7 @@ class MahalanobisLearner(BaseEstimator):
             f"{type(self).__name__}: learning the metric did not converge (result_.success is False, method "
             f"{res.method!r}): {verdict['cause']}. Remedy: {verdict['remedy']}; T, method and lam are this "
             f"estimator's parameters, logt.minimize's other options (such as proj_frac) go in options=.{kept}",
-            ConvergenceWarning, stacklevel=3)
+            ConvergenceWarning, stacklevel=stacklevel)
         return self
 
     def _zero_metric_message(self, fallback=None):
@@ -437,7 +478,7 @@ class MahalanobisLearner(BaseEstimator):
         if d is not None and k > d:
             raise ValueError(f"n_components={k} must not exceed the number of features ({d})")
 
-    def _subspace_fit(self, X, gen, codes=None, holdout=True):
+    def _subspace_fit(self, X, gen, codes=None, holdout=True, distinct=False):
         """``(Z, active, fit_rows)``: ``Z`` is ``X`` itself (full rank) or its coordinates ``(n, k)`` in
         the subspace (sets ``subspace_`` (k, d) and ``subspace_mean_`` (d,); None when not used);
         ``active`` (d,) bool marks the features that vary over the rows of ``X``; ``fit_rows`` (n,) bool
@@ -454,7 +495,11 @@ class MahalanobisLearner(BaseEstimator):
         from every row). An int ``k``: the top-``k`` principal directions (from every row); with labels
         ``codes``, ``holdout`` and wide input, the same share of the rows is held out for the check. The
         randomized range finder (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned
-        from ``gen``, so ``gen``'s own stream is unchanged."""
+        from ``gen``, so ``gen``'s own stream is unchanged. ``distinct=True`` (no labels; the pairs learner, whose
+        points recur in several pairs): on wide input the directions are found from ``X``'s distinct rows
+        (:func:`distinct_points`), each weighted by how often it occurs (:func:`subspace.principal_subspace`'s
+        ``weights``: the same directions, to rounding, at the cost of the distinct rows), when they are at most
+        ``DISTINCT_MAX_SHARE`` of the rows and enough for the range finder."""
         self.subspace_ = self.subspace_mean_ = None
         self._standardized_rows = self._principal_top = None
         n, d = X.shape
@@ -472,11 +517,24 @@ class MahalanobisLearner(BaseEstimator):
                 raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
                                  f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
             k_fit = min(k, n_active)
-        Xa, unit = scaled_active(X, active)
+        weights = None
+        if distinct and codes is None and not sp.issparse(X):
+            first, inverse = distinct_points(X)
+            need = k_fit if k is not None else max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
+            if first.size <= DISTINCT_MAX_SHARE * n and (n_active <= _subspace.EXACT_MAX_FEATURES
+                                                          or first.size >= need + _subspace.OVERSAMPLING):
+                weights = np.bincount(inverse, minlength=first.size)
+            else:
+                first = None
+            del inverse
+        if weights is not None:
+            Xa, unit = scaled_active(X[first] if active.all() else X[np.ix_(first, active)], None)
+        else:
+            Xa, unit = scaled_active(X, active)
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
         fit_rows = None
         if k is None:
-            mean_a, basis_a = _subspace.default_principal(Xa, sub_rng)
+            mean_a, basis_a = _subspace.default_principal(Xa, sub_rng, weights=weights)
             self._n_principal = basis_a.shape[0]          # the label-free rows of subspace_ (the check's folds)
             if codes is not None:
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0]) if holdout else None
@@ -488,7 +546,7 @@ class MahalanobisLearner(BaseEstimator):
                     self._standardized_rows = full_rows(std, active)
             k = basis_a.shape[0]
         else:
-            top = _subspace.principal_subspace(Xa, k_fit, sub_rng)
+            top = _subspace.principal_subspace(Xa, k_fit, sub_rng, weights=weights)
             mean_a, basis_a = top[:2]
             if codes is not None and holdout and wide:       # MetricLearner's check of an int n_components
                 fit_rows = _subspace.holdout_split(codes, gen.spawn(1)[0])
@@ -584,6 +642,10 @@ class MahalanobisLearner(BaseEstimator):
         """``||x - x'||_W`` for each pair; ``pairs`` of shape (n_pairs, 2, d). Returns (n_pairs,)."""
         check_fitted(self)
         a, b = check_pairs(pairs, self, self.n_features_in_)
+        return self._points_distance(a, b)
+
+    def _points_distance(self, a, b):
+        """:meth:`pair_distance` of checked points ``a``, ``b`` (n_pairs, d). Returns (n_pairs,)."""
         return np.linalg.norm((a - b) @ self.components_.T, axis=1)
 
     def pair_score(self, pairs):

@@ -16,7 +16,7 @@ import numpy as np
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
-from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs, top_rows
+from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs, distinct_points, top_rows
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
 from logt.metric_learning import subspace as _subspace
 from logt.oracles.metric import MetricLearning
@@ -97,15 +97,10 @@ def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS):
     get the same fold, drawn uniformly from ``n_folds`` with ``gen`` in the order the points first appear (so
     the folds depend on which pairs share points, not on the coordinates' values). A pair is held out by fold
     ``f`` when both its points are in ``f``; it trains the fold's metric when neither is, so no held-out pair
-    shares a point with the pairs its metric was fitted on. One copy of the points (``2 n_pairs d`` floats)."""
-    X = np.vstack([a, b])
-    X[X == 0] = 0.0                                  # -0.0 and 0.0: one coordinate
-    keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
-    _, first, point = np.unique(keys, return_index=True, return_inverse=True)
-    del X, keys
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    fold = gen.integers(n_folds, size=first.size)[rank[point.ravel()]]
+    shares a point with the pairs its metric was fitted on. One copy of the points (``2 n_pairs d`` floats;
+    :func:`distinct_points`)."""
+    first, point = distinct_points(np.vstack([a, b]))
+    fold = gen.integers(n_folds, size=first.size)[point]
     n = a.shape[0]
     return fold[:n], fold[n:]
 
@@ -319,8 +314,14 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         """
         self._check_params()
         a, b = check_pairs(pairs, self)
+        y = _check_pair_labels(y, a.shape[0])
+        return self._fit_points(a, b, y, calibration_params)
+
+    def _fit_points(self, a, b, y, calibration_params=None):
+        """:meth:`fit` on checked input: the pairs' points ``a``, ``b`` ((n_pairs, d) C-contiguous float64) and
+        labels ``y`` (n_pairs,) in {-1, +1} (the check's fold fits call it on their share of the pairs, with no
+        stacked copy of them and no second validation)."""
         n = a.shape[0]
-        y = _check_pair_labels(y, n)
         both = len(np.unique(y)) == 2                  # both kinds of pair
         if self.balance and not both:
             raise ValueError("balance=True needs both similar (+1) and dissimilar (-1) pairs in y")
@@ -333,7 +334,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         gen = check_rng(self.rng)
         self.check_accuracy_ = None
         with single_threaded_blas():
-            Z, active_in, _ = self._subspace_fit(X, gen)       # X itself unless a principal subspace is used
+            # X itself unless a principal subspace is used (found from the pairs' distinct points, weighted)
+            Z, active_in, _ = self._subspace_fit(X, gen, distinct=True)
             # the metric check's Euclidean candidate: the identity's rows at the varying features, if not too big
             euclid = (bool(self.check) and self.n_components is None and both
                       and int(active_in.sum()) * active_in.size <= _subspace.EUCLIDEAN_MAX_ENTRIES)
@@ -346,18 +348,19 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 threshold=0.0 if learn else float(self.threshold),
                 threshold_scale=self._oracle_threshold_scale())
             self.n_features_in_ = Z.shape[1]
-            self._minimize(oracle, gen, zero_fallback="euclidean" if euclid else None)  # zero: Euclidean kept
+            # zero: Euclidean kept; warnings at fit's caller (fit -> _fit_points -> _minimize)
+            self._minimize(oracle, gen, stacklevel=4, zero_fallback="euclidean" if euclid else None)
             self._subspace_finish(active_in)
         if not both:                              # one kind of pair only: the model's own threshold
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
             self.calibration_ = {"how": "model", "n_pairs": 0}
-            return self._fitted()
+            return self._fitted(stacklevel=4)
         del X, Z, Xs, oracle                    # the check's fold fits need the memory
         cal = dict(cal or {})
         if euclid and not np.any(self.components_):
             self._keep_euclidean(a, b, y, active_in, cal)       # a zero metric (warned) cannot beat anything
-            return self._fitted()
-        self.calibrate_threshold(pairs, y, **cal)              # the training pairs' threshold
+            return self._fitted(stacklevel=4)
+        self.threshold_ = _threshold(self._points_distance(a, b), y, **cal)      # the training pairs' threshold
         self.calibration_ = {"how": "training pairs", "n_pairs": int(n)}
         if self.check:
             # the metric check on a principal subspace only (few features: the learned metric was rarely behind
@@ -365,8 +368,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             plain = None
             if self.subspace_ is not None:     # wide input; an int n_components: the default's metric at rank k
                 plain = "default" if self.n_components is not None else "euclidean" if euclid else "subspace"
-            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain, pairs)
-        return self._fitted()
+            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain)
+        return self._fitted(stacklevel=4)
 
     def _keep_euclidean(self, a, b, y, active, cal):
         """Plain Euclidean distances on the varying features ``active`` (d,) bool: ``components_`` the
@@ -378,7 +381,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.threshold_ = _threshold(_row_distances(a, b, active), y, **cal)
         self.calibration_ = {"how": "training pairs", "n_pairs": int(a.shape[0])}
 
-    def _check(self, a, b, y, cal, gen, active, plain=None, pairs=None):
+    def _check(self, a, b, y, cal, gen, active, plain=None):
         """``check=True``: the held-out pairs' distances (:meth:`_heldout_distances`) first check the metric
         against ``plain`` distances (None: no metric check; "euclidean": on the varying features ``active``;
         "subspace": the principal subspace's, each fold's own): the learned metric is kept only when its ROC AUC
@@ -387,12 +390,12 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         of the metric kept (learned or subspace) is then replaced by the held-out pairs' own calibration when that
         answers them better (accuracy, :func:`_ahead`: needs 2 held-out pairs of each label) or always (other
         strategies: ``CALIBRATION_MIN_PAIRS`` of each); with fewer, a ``UserWarning``. Sets ``check_accuracy_``,
-        ``metric_choice_`` and ``calibration_``. ``pairs``: fit's input (``plain="default"``: its refit's)."""
+        ``metric_choice_`` and ``calibration_``."""
         dist, mask, fold, sub, folds = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
         yh = y[mask]
         scorable = any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold))    # a fold with both labels
         if plain == "default" and scorable:
-            dist = self._default_rank_check(a, b, y, cal, gen, folds, mask, fold, dist, pairs)
+            dist = self._default_rank_check(a, b, y, cal, gen, folds, mask, fold, dist)
         elif plain is not None and scorable:
             other = _row_distances(a[mask], b[mask], active) if plain == "euclidean" else sub
             diff, se, auc, auc_plain = auc_difference(yh, -dist, -other, fold)
@@ -423,7 +426,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                 f"not fitted on (fewer than {need} of a label with both points in one of {CALIBRATION_FOLDS} folds "
                 "of the points); it is calibrated on the training pairs, which can overstate how well distances "
                 "separate new pairs. Remedy: calibrate_threshold(pairs, y) on validation pairs.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=4)
             return
         self.calibration_ = {"how": "training pairs, checked", "n_pairs": int(mask.sum())}
         if not accuracy or _ahead(dist, yh, self.threshold_):
@@ -451,9 +454,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             f"PairsMetricLearner: on the {yh.size} held-out pairs (points the fold's metric was not fitted on), "
             f"{what} separate similar from dissimilar pairs no better than chance: ROC AUC {auc:.3f}, standard "
             f"error {se:.3f}, not above 0.5 by two standard errors. The labels may not depend on the features "
-            f"through a distance, or there are too few pairs to learn from.{rank}", UserWarning, stacklevel=4)
+            f"through a distance, or there are too few pairs to learn from.{rank}", UserWarning, stacklevel=5)
 
-    def _default_rank_check(self, a, b, y, cal, gen, folds, mask, fold, dist, pairs=None):
+    def _default_rank_check(self, a, b, y, cal, gen, folds, mask, fold, dist):
         """An int ``n_components`` on wide input: the check's candidate "default", the metric learned as the
         default learns it (``n_components=None``: on the pairs' principal subspace of :func:`subspace.auto_rank`
         directions, its coordinates standardized) truncated to its top ``k`` rows (:func:`top_rows`; rows come
@@ -463,7 +466,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         under a default fitted (``check=False``, from ``gen``) on the pairs with no point in the fold; it replaces
         the learned metric only when its ROC AUC there (within each fold) is ahead of the learned metric's
         (distances ``dist``) by more than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and is
-        then learned again on every pair (``pairs``, fit's input, else ``a`` and ``b``; labels ``y``):
+        then learned again on every pair (``a`` and ``b``, fit's own points; labels ``y``):
         ``subspace_`` and ``subspace_mean_`` its directions, the model's attributes (``b_``, scaling, ``result_``,
         ...) that fit's, ``metric_choice_ = "default"``, its threshold calibrated on the training pairs (``cal``;
         checked like a learned metric's by :meth:`_check`). Sets ``check_accuracy_``; returns the held-out pairs'
@@ -485,7 +488,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                                 "n_pairs": int(yh.size)}
         if not diff > _subspace.CHECK_Z * se:
             return dist
-        est = self._quiet_fit(params, a, b, y, pairs)      # fit's own input: no third copy of the pairs
+        est = self._quiet_fit(params, a, b, y)      # fit's own points: no copy of the pairs
         if not np.any(est.components_):        # a zero metric on every pair: the learned one stays
             return dist
         for name, value in vars(est).items():   # the model is that fit's: its subspace, scaling, b_, result_, ...
@@ -498,13 +501,14 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
         return dd
 
-    def _quiet_fit(self, params, a, b, y, pairs=None):
-        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d) (or ``pairs`` (n, 2, d), the
-        same pairs) with labels ``y``, its warnings silenced (the check's fits)."""
+    def _quiet_fit(self, params, a, b, y):
+        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d; checked, C-contiguous) with
+        labels ``y`` (checked), its warnings silenced (the check's fits)."""
         est = type(self)(**params)
+        est._check_params()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est.fit(np.stack([a, b], axis=1) if pairs is None else pairs, y)
+            est._fit_points(a, b, y)
         return est
 
     def _heldout_distances(self, a, b, y, gen, subspace=False):
@@ -524,7 +528,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             if not test.any() or len(np.unique(y[train])) < 2:
                 continue
             est = self._quiet_fit(params, a[train], b[train], y[train])
-            dist[test] = est.pair_distance(np.stack([a[test], b[test]], axis=1))
+            dist[test] = est._points_distance(a[test], b[test])
             if subspace:                 # a fold of full rank (its points vary on few features): all of them
                 sub[test] = _row_distances(a[test], b[test], rows=est.subspace_)
             fold[test] = f

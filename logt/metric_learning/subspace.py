@@ -64,39 +64,47 @@ def _col_mean(X):
     return np.asarray(X.mean(axis=0)).ravel()
 
 
-def _matmat(X, mu, B):
-    """``(X - 1 mu^T) @ B`` without centring ``X``; (n, l)."""
-    return np.asarray(X @ B) - np.outer(np.ones(X.shape[0]), mu @ B)
+def _matmat(X, mu, B, root_w=None):
+    """``(X - 1 mu^T) @ B`` without centring ``X``, each row times ``root_w`` (n,) when given; (n, l)."""
+    Y = np.asarray(X @ B) - np.outer(np.ones(X.shape[0]), mu @ B)
+    return Y if root_w is None else Y * root_w[:, None]
 
 
-def _rmatmat(X, mu, Q):
-    """``(X - 1 mu^T)^T @ Q``; (d, l)."""
+def _rmatmat(X, mu, Q, root_w=None):
+    """``(X - 1 mu^T)^T @ Q`` (``Q``'s rows times ``root_w`` (n,) first, when given); (d, l)."""
+    if root_w is not None:
+        Q = Q * root_w[:, None]
     return np.asarray(X.T @ Q) - np.outer(mu, Q.sum(axis=0))
 
 
 GRAM_BLOCK = 512      # _centred_gram centres this many columns at a time
 
 
-def _centred_blocks(X, mu):
+def _centred_blocks(X, mu, root_w=None):
     """``(s, Xc)`` for the column blocks of dense ``X`` (n, d): ``Xc = X[:, s:s + GRAM_BLOCK] - mu[s:...]``,
-    centred explicitly (no centred copy of all of ``X``, and no cancellation against a large mean)."""
+    centred explicitly (no centred copy of all of ``X``, and no cancellation against a large mean), each row
+    times ``root_w`` (n,) when given."""
     for s in range(0, X.shape[1], GRAM_BLOCK):
-        yield s, X[:, s:s + GRAM_BLOCK] - mu[s:s + GRAM_BLOCK]
+        Xc = X[:, s:s + GRAM_BLOCK] - mu[s:s + GRAM_BLOCK]
+        if root_w is not None:
+            Xc *= root_w[:, None]
+        yield s, Xc
 
 
-def _centred_gram(X, mu):
-    """Upper triangle of ``Xc Xc^T``, (n, n), ``Xc = X - 1 mu^T`` for dense ``X`` (n, d), by blocks."""
+def _centred_gram(X, mu, root_w=None):
+    """Upper triangle of ``Xc Xc^T``, (n, n), ``Xc = X - 1 mu^T`` (rows times ``root_w``) for dense ``X`` (n, d),
+    by blocks."""
     n = X.shape[0]
     G = np.zeros((n, n), order="F")
-    for _, Xc in _centred_blocks(X, mu):
+    for _, Xc in _centred_blocks(X, mu, root_w):
         G = blas.dsyrk(1.0, Xc, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
     return G
 
 
-def _centred_rmatmat(X, mu, Q):
-    """``Xc^T Q``, (d, l), ``Xc = X - 1 mu^T`` for dense ``X`` (n, d), by blocks."""
+def _centred_rmatmat(X, mu, Q, root_w=None):
+    """``Xc^T Q``, (d, l), ``Xc = X - 1 mu^T`` (rows times ``root_w``) for dense ``X`` (n, d), by blocks."""
     out = np.empty((X.shape[1], Q.shape[1]))
-    for s, Xc in _centred_blocks(X, mu):
+    for s, Xc in _centred_blocks(X, mu, root_w):
         out[s:s + Xc.shape[1]] = Xc.T @ Q
     return out
 
@@ -109,7 +117,7 @@ def _fix_signs(V):
     return V * s[:, None]
 
 
-def principal_subspace(X, k, rng, n_power_iter=4):
+def principal_subspace(X, k, rng, n_power_iter=4, weights=None):
     """Top-``k`` principal directions of the rows of ``X`` (centred).
 
     Parameters
@@ -123,6 +131,11 @@ def principal_subspace(X, k, rng, n_power_iter=4):
         ``d <= EXACT_MAX_FEATURES`` or on the Gram route).
     n_power_iter : int
         Power iterations of the range finder.
+    weights : (n,) array of positive integers, optional
+        Row ``i`` stands for ``weights[i]`` equal rows (a point that recurs, e.g. in several pairs): the
+        result is that of the rows repeated (their covariance is the same; equal to rounding on the exact
+        routes, and on the randomized one where ``n >= k + OVERSAMPLING``) at the cost of the distinct rows.
+        ``n`` and ``k``'s bound above count the rows repeated.
 
     Returns
     -------
@@ -135,40 +148,53 @@ def principal_subspace(X, k, rng, n_power_iter=4):
     total_variance : float
         The sum of the variances of all ``d`` features (``||X - 1 mean^T||_F^2 / n``).
     """
-    n, d = X.shape
+    n_rows, d = X.shape
     k = int(k)
+    w = root_w = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (n_rows,) or not np.all(w >= 1):
+            raise ValueError(f"weights must be ({n_rows},) counts >= 1, got shape {w.shape}")
+        root_w = np.sqrt(w)
+    n = n_rows if w is None else int(round(w.sum()))     # the rows X stands for
     k_max = d if d <= EXACT_MAX_FEATURES else min(n, d)
     if not 1 <= k <= k_max:
         raise ValueError(f"k must be in [1, {k_max}] (d = {d}, n = {n}), got {k}")
-    mu = _col_mean(X)
-    if sp.issparse(X):
-        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    if w is None:
+        mu = _col_mean(X)
     else:
-        sq = np.einsum("ij,ij->j", X, X)
+        mu = np.asarray(X.T @ w).ravel() / n
+    if sp.issparse(X):
+        sq = X.multiply(X)
+        sq = np.asarray(sq.sum(axis=0) if w is None else sq.T @ w).ravel()
+    else:
+        sq = np.einsum("ij,ij->j", X, X) if w is None else np.einsum("i,ij,ij->j", w, X, X)
     total = float(max(0.0, (sq.sum() - n * float(mu @ mu))) / n)
-    l = min(k + OVERSAMPLING, n, d)
+    l = min(k + OVERSAMPLING, n_rows, d)
     exact = d <= EXACT_MAX_FEATURES
     if exact and sp.issparse(X):
         X = X.toarray()                                                   # at most EXACT_MAX_FEATURES columns
-    gram = not sp.issparse(X) and k <= n and gram_is_cheaper(n, d, l, n_power_iter)
+    gram = not sp.issparse(X) and k <= n_rows and gram_is_cheaper(n_rows, d, l, n_power_iter)
     if exact and not gram:
         Xc = X - mu                                                       # (n, d)
+        if root_w is not None:
+            Xc *= root_w[:, None]
         C = blas.dsyrk(1.0 / n, Xc.T, trans=0, lower=0)                   # upper triangle of Xc^T Xc / n
-        w, V = linalg.eigh(C, lower=False, subset_by_index=[d - k, d - 1], driver="evr",
-                           overwrite_a=True, check_finite=False)
-        return mu, _fix_signs(V[:, ::-1].T.copy()), np.maximum(w[::-1], 0.0), total
+        w_, V = linalg.eigh(C, lower=False, subset_by_index=[d - k, d - 1], driver="evr",
+                            overwrite_a=True, check_finite=False)
+        return mu, _fix_signs(V[:, ::-1].T.copy()), np.maximum(w_[::-1], 0.0), total
     if gram:
         # fewer rows than features: the top-k eigenvectors of the rows' (n, n) Gram matrix (exact) span what the
         # range finder approximates, the centred rows' top-k left singular space; the SVD below gives the directions
-        _, Q = linalg.eigh(_centred_gram(X, mu), lower=False, subset_by_index=[n - k, n - 1], driver="evr",
-                           overwrite_a=True, check_finite=False)          # (n, k)
-        Bt = _centred_rmatmat(X, mu, Q)
+        _, Q = linalg.eigh(_centred_gram(X, mu, root_w), lower=False, subset_by_index=[n_rows - k, n_rows - 1],
+                           driver="evr", overwrite_a=True, check_finite=False)          # (n, k)
+        Bt = _centred_rmatmat(X, mu, Q, root_w)
     else:
-        Q, _ = np.linalg.qr(_matmat(X, mu, rng.standard_normal((d, l))))
+        Q, _ = np.linalg.qr(_matmat(X, mu, rng.standard_normal((d, l)), root_w))
         for _ in range(int(n_power_iter)):
-            Q, _ = np.linalg.qr(_rmatmat(X, mu, Q))
-            Q, _ = np.linalg.qr(_matmat(X, mu, Q))
-        Bt = _rmatmat(X, mu, Q)                    # (d, l) = (Q^T Xc)^T
+            Q, _ = np.linalg.qr(_rmatmat(X, mu, Q, root_w))
+            Q, _ = np.linalg.qr(_matmat(X, mu, Q, root_w))
+        Bt = _rmatmat(X, mu, Q, root_w)                    # (d, l) = (Q^T Xc)^T
     U, s, _ = np.linalg.svd(Bt, full_matrices=False)
     return mu, _fix_signs(U[:, :k].T.copy()), s[:k] ** 2 / n, total
 
@@ -231,19 +257,22 @@ def auto_rank(variances, total_variance, n_samples):
     return int(max(1, min(k, MAX_AUTO_RANK, n_samples - 1, v.size)))
 
 
-def default_principal(X, rng, top=None):
+def default_principal(X, rng, top=None, weights=None):
     """The default's principal directions of the rows of ``X`` (n, d; dense or sparse): ``(mean (d,),
     basis (k, d))``, the leading ``k = auto_rank(...)`` of the top ``m = min(MAX_AUTO_RANK, n - 1, d)`` (at
     least 1) principal directions (:func:`principal_subspace`, ``rng`` its range finder's generator, used
     above ``EXACT_MAX_FEATURES`` only). ``MetricLearner``'s subspace from every row and, in its
     cross-fitted check, from the rows outside each fold. ``top``: :func:`principal_subspace`'s output for
-    these rows, reused when it holds at least ``m`` directions (no second decomposition)."""
+    these rows, reused when it holds at least ``m`` directions (no second decomposition). ``weights``: as
+    :func:`principal_subspace`'s (``n`` counts the rows repeated)."""
     n, d = X.shape
+    if weights is not None:
+        n = int(round(float(np.sum(weights))))
     m = max(1, min(MAX_AUTO_RANK, n - 1, d))
     if top is not None and top[1].shape[0] >= m:
         mean, basis, var, total = top[0], top[1][:m], top[2][:m], top[3]
     else:
-        mean, basis, var, total = principal_subspace(X, m, rng)
+        mean, basis, var, total = principal_subspace(X, m, rng, weights=weights)
     return mean, basis[:auto_rank(var, total, n)]
 
 
