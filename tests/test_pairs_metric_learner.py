@@ -729,6 +729,13 @@ def test_distinct_points_against_sorting():
         assert first.size == ref.max() + 1
         same = inverse[:, None] == inverse[None, :]
         assert np.array_equal(same, ref[:, None] == ref[None, :])
+        # the rows given as blocks (a pair's first and second points), never stacked: the same answer
+        cut = X.shape[0] // 3
+        f2, i2 = _base.distinct_points(X[:cut], X[cut:])
+        assert np.array_equal(f2, first) and np.array_equal(i2, inverse)
+        cols = g.random(d) < 0.5
+        assert np.array_equal(_base.take_rows((X[:cut], X[cut:]), first[::-1], cols), X[first[::-1]][:, cols])
+        assert np.array_equal(_base.varying_features((X[:cut], X[cut:])), _base.varying_features(X))
 
 
 def test_distinct_points_survives_a_hash_collision():

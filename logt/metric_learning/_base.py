@@ -19,8 +19,8 @@ from logt.metric_learning.scaling import extreme_unit as _extreme_unit
 from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
-           "check_pairs", "check_fitted", "varying_features", "distinct_points", "metric_is_zero", "MAX_INPUT_FEATURES",
-           "DISTINCT_MAX_SHARE"]
+           "check_pairs", "check_fitted", "varying_features", "distinct_points", "row_blocks", "take_rows",
+           "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
 # lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
@@ -85,8 +85,9 @@ def _check_n_features(d, name):
             "first (e.g. feature hashing or selection)")
 
 
-def check_points(X, name="X", est=None, d=None, allow_sparse=True):
-    """2-D finite float64 (C-contiguous ndarray or CSR); checks the column count against ``d``."""
+def check_points(X, name="X", est=None, d=None, allow_sparse=True, contiguous=True):
+    """2-D finite float64 (C-contiguous ndarray or CSR; ``contiguous=False``: a float64 view is kept when its
+    rows are contiguous, e.g. one side of a (n_pairs, 2, d) array); checks the column count against ``d``."""
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(f"{name} must be dense, got a sparse matrix")
@@ -116,7 +117,8 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True):
                              f"(n_samples, n_features), got {X.shape}. Reshape your data (e.g. X.reshape(-1, 1) for a "
                              "single feature)")
         _check_n_features(X.shape[1], name)
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        if contiguous or X.dtype != np.float64 or X.strides[1] != X.itemsize:
+            X = np.ascontiguousarray(X, dtype=np.float64)
         if not np.isfinite(X).all():
             raise ValueError(f"Input {name} contains NaN or infinity.")
     if X.shape[0] < 1:
@@ -132,7 +134,8 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True):
 
 
 def check_pairs(pairs, est, d=None, name="pairs"):
-    """``(a, b)``: the two (n_pairs, d) float64 point arrays of ``pairs`` (n_pairs, 2, d)."""
+    """``(a, b)``: the two (n_pairs, d) float64 point arrays of ``pairs`` (n_pairs, 2, d); views of ``pairs``
+    when it holds float64 with contiguous rows (no copy: rows contiguous, not the arrays)."""
     if sp.issparse(pairs):
         raise TypeError(f"{name} must be a dense array of shape (n_pairs, 2, n_features)")
     P = np.asarray(pairs)
@@ -145,8 +148,8 @@ def check_pairs(pairs, est, d=None, name="pairs"):
     if d is not None and P.shape[2] != d:
         raise ValueError(f"{name} have {P.shape[2]} features, but {type(est).__name__} is expecting "
                          f"{d} features as input.")
-    a = check_points(P[:, 0, :], name, est)
-    b = check_points(P[:, 1, :], name, est)
+    a = check_points(P[:, 0, :], name, est, contiguous=False)
+    b = check_points(P[:, 1, :], name, est, contiguous=False)
     return a, b
 
 
@@ -212,20 +215,50 @@ def full_rows(rows_active, active):
 
 
 def varying_features(X):
-    """(d,) bool: the columns of ``X`` (dense or CSR) that are not exactly constant over its rows.
+    """(d,) bool: the columns of ``X`` (dense or CSR; or a tuple of dense row blocks, their rows stacked) that are
+    not exactly constant over its rows.
 
     All True when every column is constant (nothing to restrict to).
     """
-    if X.shape[0] == 0:
-        return np.ones(X.shape[1], dtype=bool)
-    if sp.issparse(X):
-        hi = X.max(axis=0).toarray().ravel()
-        lo = X.min(axis=0).toarray().ravel()
+    parts = X if isinstance(X, tuple) else (X,)
+    d = parts[0].shape[1]
+    parts = [P for P in parts if P.shape[0]]
+    if not parts:
+        return np.ones(d, dtype=bool)
+    if sp.issparse(parts[0]):
+        hi = parts[0].max(axis=0).toarray().ravel()
+        lo = parts[0].min(axis=0).toarray().ravel()
     else:
-        hi = X.max(axis=0)
-        lo = X.min(axis=0)
+        hi = np.max([P.max(axis=0) for P in parts], axis=0)
+        lo = np.min([P.min(axis=0) for P in parts], axis=0)
     active = hi != lo
-    return active if active.any() else np.ones(X.shape[1], dtype=bool)
+    return active if active.any() else np.ones(d, dtype=bool)
+
+
+def row_blocks(parts, rows):
+    """``(start, block)`` over the rows of the dense arrays ``parts`` stacked (row ``start`` of the stack first),
+    blocks of at most ``rows`` rows, views (never across two parts)."""
+    start = 0
+    for P in parts:
+        for s in range(0, P.shape[0], rows):
+            yield start + s, P[s:s + rows]
+        start += P.shape[0]
+
+
+def take_rows(parts, index, columns=None):
+    """Rows ``index`` (m,) int of the dense arrays ``parts`` stacked, at the ``columns`` ((d,) bool; None: all):
+    a new (m, d') array, gathered from each part (no stacked copy)."""
+    if len(parts) == 1:
+        P = parts[0]
+        return P[index] if columns is None or columns.all() else P[np.ix_(index, columns)]
+    cols = None if columns is None or columns.all() else columns
+    out = np.empty((index.size, parts[0].shape[1] if cols is None else int(cols.sum())))
+    start = 0
+    for P in parts:
+        mine = (index >= start) & (index < start + P.shape[0])
+        out[mine] = P[index[mine] - start] if cols is None else P[np.ix_(index[mine] - start, cols)]
+        start += P.shape[0]
+    return out
 
 
 DISTINCT_BLOCK = 2 ** 20    # distinct_points hashes and compares this many entries a block (8 MiB)
@@ -238,25 +271,27 @@ def hash_multipliers(d):
     return np.random.default_rng(0x5EED).integers(0, 2 ** 63, size=d, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 
 
-def distinct_points(X):
-    """``(first, inverse)``: the distinct rows of ``X`` (n, d), equal coordinates (``-0.0 == 0.0``) one point.
-    ``first`` (m,) int: each distinct row's first index, in the order the rows first appear; ``inverse`` (n,) int:
-    each row's place in ``first`` (``X[first][inverse]`` equals ``X``). Each row's coordinates' bits are hashed
-    (a sum of them times fixed odd 64-bit numbers, wrapping; blocks of ``DISTINCT_BLOCK`` entries) and every row
-    is then compared with its hash group's first row, so the answer is exact; a collision (never seen) falls back
-    to sorting the rows' bytes. Memory ``O(n + DISTINCT_BLOCK)``; time about two passes over ``X``."""
-    n, d = X.shape
+def distinct_points(*parts):
+    """``(first, inverse)``: the distinct rows of the dense arrays ``parts`` ((n_i, d) each) stacked, equal
+    coordinates (``-0.0 == 0.0``) one point. ``first`` (m,) int: each distinct row's first index in the stack, in the
+    order the rows first appear; ``inverse`` (n,) int: each row's place in ``first`` (``X[first][inverse]`` equals
+    the stack ``X``). Each row's coordinates' bits are hashed (a sum of them times fixed odd 64-bit numbers,
+    wrapping; blocks of ``DISTINCT_BLOCK`` entries) and every row is then compared with its hash group's first row,
+    so the answer is exact; a collision (never seen) falls back to sorting the rows' bytes. Memory
+    ``O(n + DISTINCT_BLOCK)`` (no stacked copy); time about two passes over the rows."""
+    n, d = sum(P.shape[0] for P in parts), parts[0].shape[1]
     mult = hash_multipliers(d)
     rows = max(1, DISTINCT_BLOCK // max(d, 1))
     h = np.empty(n, dtype=np.uint64)
-    for s in range(0, n, rows):
-        block = X[s:s + rows] + 0.0                  # -0.0 + 0.0 is 0.0: one bit pattern per value
-        h[s:s + rows] = (block.view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    for s, block in row_blocks(parts, rows):
+        block = block + 0.0                          # -0.0 + 0.0 is 0.0: one bit pattern per value
+        h[s:s + block.shape[0]] = (block.view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
-    exact = all(np.array_equal(X[s:s + rows], X[first[inverse[s:s + rows]]]) for s in range(0, n, rows))
+    exact = all(np.array_equal(block, take_rows(parts, first[inverse[s:s + block.shape[0]]]))
+                for s, block in row_blocks(parts, rows))
     if not exact:                                   # a hash collision: the rows' bytes sorted
-        Xz = X + 0.0
+        Xz = np.vstack(parts) + 0.0
         keys = Xz.view(np.dtype((np.void, Xz.dtype.itemsize * d))).ravel()
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
@@ -495,14 +530,18 @@ class MahalanobisLearner(BaseEstimator):
         from every row). An int ``k``: the top-``k`` principal directions (from every row); with labels
         ``codes``, ``holdout`` and wide input, the same share of the rows is held out for the check. The
         randomized range finder (``d > EXACT_MAX_FEATURES`` only) and the split draw from generators spawned
-        from ``gen``, so ``gen``'s own stream is unchanged. ``distinct=True`` (no labels; the pairs learner, whose
-        points recur in several pairs): on wide input the directions are found from ``X``'s distinct rows
-        (:func:`distinct_points`), each weighted by how often it occurs (:func:`subspace.principal_subspace`'s
+        from ``gen``, so ``gen``'s own stream is unchanged.
+
+        The pairs learner (no labels) passes ``X`` as a tuple of dense row blocks, its pairs' first and second
+        points, their rows stacked: on wide input they are never stacked (the coordinates ``Z`` are), and with
+        ``distinct=True`` the directions are found from the distinct rows (:func:`distinct_points`: a point in
+        several pairs is one), each weighted by how often it occurs (:func:`subspace.principal_subspace`'s
         ``weights``: the same directions, to rounding, at the cost of the distinct rows), when they are at most
         ``DISTINCT_MAX_SHARE`` of the rows and enough for the range finder."""
         self.subspace_ = self.subspace_mean_ = None
         self._standardized_rows = self._principal_top = None
-        n, d = X.shape
+        parts = X if isinstance(X, tuple) else (X,)
+        n, d = sum(P.shape[0] for P in parts), parts[0].shape[1]
         self._check_n_components(d)
         active = varying_features(X)             # constant features: exactly 0 in the basis
         n_active = int(active.sum())
@@ -510,16 +549,16 @@ class MahalanobisLearner(BaseEstimator):
         wide = _subspace.uses_subspace(n, n_active)
         # an int n_components on wide input: the principal coordinates keep the data's units (_scaling_mode)
         self._wide_subspace = k is not None and wide
-        if not wide:
-            return X, active, None      # full rank (an int n_components: its top k rows, _subspace_finish)
+        if not wide:                    # full rank (an int n_components: its top k rows, _subspace_finish)
+            return (X if len(parts) == 1 else np.vstack(parts)), active, None
         if k is not None:
             if k > n and d > _subspace.EXACT_MAX_FEATURES:
                 raise ValueError(f"n_components={k} needs at least as many samples: got {n} (with more than "
                                  f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
             k_fit = min(k, n_active)
         weights = None
-        if distinct and codes is None and not sp.issparse(X):
-            first, inverse = distinct_points(X)
+        if distinct and codes is None and not sp.issparse(parts[0]):
+            first, inverse = distinct_points(*parts)
             need = k_fit if k is not None else max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
             if first.size <= DISTINCT_MAX_SHARE * n and (n_active <= _subspace.EXACT_MAX_FEATURES
                                                           or first.size >= need + _subspace.OVERSAMPLING):
@@ -528,9 +567,10 @@ class MahalanobisLearner(BaseEstimator):
                 first = None
             del inverse
         if weights is not None:
-            Xa, unit = scaled_active(X[first] if active.all() else X[np.ix_(first, active)], None)
-        else:
-            Xa, unit = scaled_active(X, active)
+            Xa, unit = scaled_active(take_rows(parts, first, active), None)
+        else:                   # every row (stacked once; the coordinates below from the same rows, bit for bit)
+            parts = (parts[0] if len(parts) == 1 else np.vstack(parts),)
+            Xa, unit = scaled_active(parts[0], active)
         sub_rng = gen.spawn(1)[0] if Xa.shape[1] > _subspace.EXACT_MAX_FEATURES else None
         fit_rows = None
         if k is None:
@@ -553,8 +593,9 @@ class MahalanobisLearner(BaseEstimator):
                 self._principal_top = top       # its third candidate reuses them (default_principal's top)
         basis = np.zeros((k, d))
         basis[:min(k, basis_a.shape[0])][:, active] = basis_a[:k]     # k > active features: rows of zeros
-        self.subspace_mean_, self.subspace_ = full_mean(X, active, mean_a * unit), basis
-        return _subspace.project_rows(X, self.subspace_mean_, basis), active, fit_rows
+        self.subspace_mean_, self.subspace_ = full_mean(parts[0], active, mean_a * unit), basis
+        Z = [_subspace.project_rows(P, self.subspace_mean_, basis) for P in parts]
+        return (Z[0] if len(Z) == 1 else np.vstack(Z)), active, fit_rows
 
     def _subspace_finish(self, active, X=None, check=None, standardized=None, principal=None, default=None):
         """After the fit on the subspace coordinates: ``components_`` composed with ``subspace_``

@@ -97,9 +97,8 @@ def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS):
     get the same fold, drawn uniformly from ``n_folds`` with ``gen`` in the order the points first appear (so
     the folds depend on which pairs share points, not on the coordinates' values). A pair is held out by fold
     ``f`` when both its points are in ``f``; it trains the fold's metric when neither is, so no held-out pair
-    shares a point with the pairs its metric was fitted on. One copy of the points (``2 n_pairs d`` floats;
-    :func:`distinct_points`)."""
-    first, point = distinct_points(np.vstack([a, b]))
+    shares a point with the pairs its metric was fitted on (:func:`distinct_points`: no copy of the points)."""
+    first, point = distinct_points(a, b)
     fold = gen.integers(n_folds, size=first.size)[point]
     n = a.shape[0]
     return fold[:n], fold[n:]
@@ -318,7 +317,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         return self._fit_points(a, b, y, calibration_params)
 
     def _fit_points(self, a, b, y, calibration_params=None):
-        """:meth:`fit` on checked input: the pairs' points ``a``, ``b`` ((n_pairs, d) C-contiguous float64) and
+        """:meth:`fit` on checked input: the pairs' points ``a``, ``b`` ((n_pairs, d) float64, rows contiguous) and
         labels ``y`` (n_pairs,) in {-1, +1} (the check's fold fits call it on their share of the pairs, with no
         stacked copy of them and no second validation)."""
         n = a.shape[0]
@@ -329,13 +328,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         if cal is not None and not isinstance(cal, dict):
             raise TypeError(f"calibration_params must be a dict or None, got {cal!r}")
         self._check_calibration(**(cal or {}))
-        X = np.vstack([a, b])
         i = np.arange(n, dtype=np.int64)
         gen = check_rng(self.rng)
         self.check_accuracy_ = None
         with single_threaded_blas():
-            # X itself unless a principal subspace is used (found from the pairs' distinct points, weighted)
-            Z, active_in, _ = self._subspace_fit(X, gen, distinct=True)
+            # the stacked points unless a principal subspace is used (then found from the pairs' distinct points,
+            # weighted; the points are not stacked, their coordinates are)
+            Z, active_in, _ = self._subspace_fit((a, b), gen, distinct=True)
             # the metric check's Euclidean candidate: the identity's rows at the varying features, if not too big
             euclid = (bool(self.check) and self.n_components is None and both
                       and int(active_in.sum()) * active_in.size <= _subspace.EUCLIDEAN_MAX_ENTRIES)
@@ -355,7 +354,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             self.threshold_ = float(np.sqrt(max(self.b_, 0.0)))
             self.calibration_ = {"how": "model", "n_pairs": 0}
             return self._fitted(stacklevel=4)
-        del X, Z, Xs, oracle                    # the check's fold fits need the memory
+        del Z, Xs, oracle                       # the check's fold fits need the memory
         cal = dict(cal or {})
         if euclid and not np.any(self.components_):
             self._keep_euclidean(a, b, y, active_in, cal)       # a zero metric (warned) cannot beat anything
@@ -502,7 +501,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         return dd
 
     def _quiet_fit(self, params, a, b, y):
-        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d; checked, C-contiguous) with
+        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d; checked) with
         labels ``y`` (checked), its warnings silenced (the check's fits)."""
         est = type(self)(**params)
         est._check_params()
