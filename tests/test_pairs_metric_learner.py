@@ -663,8 +663,8 @@ def test_a_zero_refit_of_the_default_at_rank_k_keeps_the_rank_k_metric(monkeypat
     (P, yp), _ = _units_pairs()
     fit_all = PairsMetricLearner._quiet_fit
 
-    def zero_on_every_pair(self, params, a, b, y):
-        est = fit_all(self, params, a, b, y)
+    def zero_on_every_pair(self, params, a, b, y, points=None):
+        est = fit_all(self, params, a, b, y, points)
         if a.shape[0] == P.shape[0] and params["n_components"] is None:
             est.components_ = np.zeros_like(est.components_)
         return est
@@ -736,6 +736,13 @@ def test_distinct_points_against_sorting():
         cols = g.random(d) < 0.5
         assert np.array_equal(_base.take_rows((X[:cut], X[cut:]), first[::-1], cols), X[first[::-1]][:, cols])
         assert np.array_equal(_base.varying_features((X[:cut], X[cut:])), _base.varying_features(X))
+        # the check's fold fits take their pairs' distinct points from all the pairs': the same answer as hashing
+        from logt.metric_learning.pairs import fold_points
+        a, b = X[:X.shape[0] // 2], X[X.shape[0] // 2:]
+        points = _base.distinct_points(a, b)
+        for train in (g.random(a.shape[0]) < 0.6, np.ones(a.shape[0], bool), np.arange(a.shape[0]) == 3):
+            got, want = fold_points(points, train), _base.distinct_points(a[train], b[train])
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
 def test_distinct_points_survives_a_hash_collision():

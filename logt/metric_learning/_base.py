@@ -19,8 +19,8 @@ from logt.metric_learning.scaling import extreme_unit as _extreme_unit
 from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
-           "check_pairs", "check_fitted", "varying_features", "distinct_points", "row_blocks", "take_rows",
-           "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE"]
+           "check_pairs", "check_fitted", "varying_features", "distinct_points", "first_appearance", "row_blocks",
+           "take_rows", "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
 # lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
@@ -276,9 +276,10 @@ def distinct_points(*parts):
     coordinates (``-0.0 == 0.0``) one point. ``first`` (m,) int: each distinct row's first index in the stack, in the
     order the rows first appear; ``inverse`` (n,) int: each row's place in ``first`` (``X[first][inverse]`` equals
     the stack ``X``). Each row's coordinates' bits are hashed (a sum of them times fixed odd 64-bit numbers,
-    wrapping; blocks of ``DISTINCT_BLOCK`` entries) and every row is then compared with its hash group's first row,
-    so the answer is exact; a collision (never seen) falls back to sorting the rows' bytes. Memory
-    ``O(n + DISTINCT_BLOCK)`` (no stacked copy); time about two passes over the rows."""
+    wrapping; blocks of ``DISTINCT_BLOCK`` entries) and every row then compared with its hash group's first row
+    (unless it is that row), so the answer is exact; a collision (never seen) falls back to sorting the rows'
+    bytes. Memory ``O(n + DISTINCT_BLOCK)`` (no stacked copy); time one pass over the rows, and one more over
+    those that repeat an earlier one."""
     n, d = sum(P.shape[0] for P in parts), parts[0].shape[1]
     mult = hash_multipliers(d)
     rows = max(1, DISTINCT_BLOCK // max(d, 1))
@@ -288,15 +289,26 @@ def distinct_points(*parts):
         h[s:s + block.shape[0]] = (block.view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
-    exact = all(np.array_equal(block, take_rows(parts, first[inverse[s:s + block.shape[0]]]))
-                for s, block in row_blocks(parts, rows))
+    exact = True
+    for s, block in row_blocks(parts, rows):        # each row against its hash group's first row (itself: skipped)
+        ref = first[inverse[s:s + block.shape[0]]]
+        other = ref != np.arange(s, s + block.shape[0])
+        if other.any() and not np.array_equal(block[other], take_rows(parts, ref[other])):
+            exact = False
+            break
     if not exact:                                   # a hash collision: the rows' bytes sorted
         Xz = np.vstack(parts) + 0.0
         keys = Xz.view(np.dtype((np.void, Xz.dtype.itemsize * d))).ravel()
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
         del Xz, keys
-    order = np.argsort(first, kind="stable")        # first appearance
+    return first_appearance(first, inverse)
+
+
+def first_appearance(first, inverse):
+    """``(first, inverse)`` of groups of rows (``first`` (m,): each group's first row; ``inverse`` (n,): each
+    row's group) renumbered in the order their first rows appear."""
+    order = np.argsort(first, kind="stable")
     rank = np.empty(first.size, dtype=np.int64)
     rank[order] = np.arange(first.size)
     return first[order], rank[inverse]
@@ -537,9 +549,11 @@ class MahalanobisLearner(BaseEstimator):
         ``distinct=True`` the directions are found from the distinct rows (:func:`distinct_points`: a point in
         several pairs is one), each weighted by how often it occurs (:func:`subspace.principal_subspace`'s
         ``weights``: the same directions, to rounding, at the cost of the distinct rows), when they are at most
-        ``DISTINCT_MAX_SHARE`` of the rows and enough for the range finder."""
+        ``DISTINCT_MAX_SHARE`` of the rows and enough for the range finder. ``distinct`` may also be those
+        distinct rows, ``(first, inverse)`` as :func:`distinct_points` gives them (the check's fold fits: from
+        their parent's); either way they are kept in ``_distinct_rows`` (None where not found)."""
         self.subspace_ = self.subspace_mean_ = None
-        self._standardized_rows = self._principal_top = None
+        self._standardized_rows = self._principal_top = self._distinct_rows = None
         parts = X if isinstance(X, tuple) else (X,)
         n, d = sum(P.shape[0] for P in parts), parts[0].shape[1]
         self._check_n_components(d)
@@ -557,8 +571,9 @@ class MahalanobisLearner(BaseEstimator):
                                  f"{_subspace.EXACT_MAX_FEATURES} features the subspace is found from the samples)")
             k_fit = min(k, n_active)
         weights = None
-        if distinct and codes is None and not sp.issparse(parts[0]):
-            first, inverse = distinct_points(*parts)
+        if distinct is not False and codes is None and not sp.issparse(parts[0]):
+            first, inverse = distinct_points(*parts) if distinct is True else distinct
+            self._distinct_rows = (first, inverse)
             need = k_fit if k is not None else max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
             if first.size <= DISTINCT_MAX_SHARE * n and (n_active <= _subspace.EXACT_MAX_FEATURES
                                                           or first.size >= need + _subspace.OVERSAMPLING):

@@ -16,12 +16,13 @@ import numpy as np
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
-from logt.metric_learning._base import MahalanobisLearner, check_fitted, check_pairs, distinct_points, top_rows
+from logt.metric_learning._base import (MahalanobisLearner, check_fitted, check_pairs, distinct_points,
+                                        first_appearance, top_rows)
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
 from logt.metric_learning import subspace as _subspace
 from logt.oracles.metric import MetricLearning
 
-__all__ = ["PairsMetricLearner", "roc_auc", "auc_difference", "point_folds", "CALIBRATION_STRATEGIES",
+__all__ = ["PairsMetricLearner", "roc_auc", "auc_difference", "point_folds", "fold_points", "CALIBRATION_STRATEGIES",
            "CALIBRATION_FOLDS", "CALIBRATION_MIN_PAIRS"]
 
 CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
@@ -91,17 +92,30 @@ def auc_difference(y, score_new, score_plain, groups=None):
     return auc_new - auc_plain, float(np.sqrt(w ** 2 @ var)), auc_new, auc_plain
 
 
-def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS):
+def point_folds(a, b, gen, n_folds=CALIBRATION_FOLDS, points=None):
     """Folds of the pairs' distinct points: ``(fa, fb)``, each (n_pairs,) int, the fold of each pair's first and
     second point. Points with equal coordinates (``a`` and ``b`` (n_pairs, d), the same point in several pairs)
     get the same fold, drawn uniformly from ``n_folds`` with ``gen`` in the order the points first appear (so
     the folds depend on which pairs share points, not on the coordinates' values). A pair is held out by fold
     ``f`` when both its points are in ``f``; it trains the fold's metric when neither is, so no held-out pair
-    shares a point with the pairs its metric was fitted on (:func:`distinct_points`: no copy of the points)."""
-    first, point = distinct_points(a, b)
+    shares a point with the pairs its metric was fitted on (:func:`distinct_points`: no copy of the points;
+    ``points``: its answer for ``a`` and ``b``, when already known)."""
+    first, point = distinct_points(a, b) if points is None else points
     fold = gen.integers(n_folds, size=first.size)[point]
     n = a.shape[0]
     return fold[:n], fold[n:]
+
+
+def fold_points(points, train):
+    """The distinct points of the pairs ``train`` ((n_pairs,) bool) selects, as :func:`distinct_points` gives them
+    for ``(a[train], b[train])``, from ``points``, its answer ``(first, inverse)`` for all the pairs ``(a, b)``: the
+    same groups (equal rows share a group of all the pairs), numbered in the order they first appear, without
+    hashing or comparing the points again."""
+    inverse = points[1]
+    n = train.size
+    ids = np.concatenate([inverse[:n][train], inverse[n:][train]])
+    _, first, local = np.unique(ids, return_index=True, return_inverse=True)
+    return first_appearance(first, local.ravel())
 
 
 def _threshold(dist, y, strategy="accuracy", min_rate=None, beta=1.0):
@@ -316,10 +330,11 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         y = _check_pair_labels(y, a.shape[0])
         return self._fit_points(a, b, y, calibration_params)
 
-    def _fit_points(self, a, b, y, calibration_params=None):
+    def _fit_points(self, a, b, y, calibration_params=None, points=None):
         """:meth:`fit` on checked input: the pairs' points ``a``, ``b`` ((n_pairs, d) float64, rows contiguous) and
         labels ``y`` (n_pairs,) in {-1, +1} (the check's fold fits call it on their share of the pairs, with no
-        stacked copy of them and no second validation)."""
+        stacked copy of them and no second validation, and with their distinct points ``points`` taken from
+        their parent's: :func:`fold_points`)."""
         n = a.shape[0]
         both = len(np.unique(y)) == 2                  # both kinds of pair
         if self.balance and not both:
@@ -334,7 +349,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         with single_threaded_blas():
             # the stacked points unless a principal subspace is used (then found from the pairs' distinct points,
             # weighted; the points are not stacked, their coordinates are)
-            Z, active_in, _ = self._subspace_fit((a, b), gen, distinct=True)
+            Z, active_in, _ = self._subspace_fit((a, b), gen, distinct=True if points is None else points)
+            points, self._distinct_rows = self._distinct_rows, None      # found on wide input (else None)
             # the metric check's Euclidean candidate: the identity's rows at the varying features, if not too big
             euclid = (bool(self.check) and self.n_components is None and both
                       and int(active_in.sum()) * active_in.size <= _subspace.EUCLIDEAN_MAX_ENTRIES)
@@ -367,7 +383,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             plain = None
             if self.subspace_ is not None:     # wide input; an int n_components: the default's metric at rank k
                 plain = "default" if self.n_components is not None else "euclidean" if euclid else "subspace"
-            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain)
+            self._check(a, b, y, cal, gen.spawn(1)[0], active_in, plain, points)
         return self._fitted(stacklevel=4)
 
     def _keep_euclidean(self, a, b, y, active, cal):
@@ -380,7 +396,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.threshold_ = _threshold(_row_distances(a, b, active), y, **cal)
         self.calibration_ = {"how": "training pairs", "n_pairs": int(a.shape[0])}
 
-    def _check(self, a, b, y, cal, gen, active, plain=None):
+    def _check(self, a, b, y, cal, gen, active, plain=None, points=None):
         """``check=True``: the held-out pairs' distances (:meth:`_heldout_distances`) first check the metric
         against ``plain`` distances (None: no metric check; "euclidean": on the varying features ``active``;
         "subspace": the principal subspace's, each fold's own): the learned metric is kept only when its ROC AUC
@@ -389,8 +405,9 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         of the metric kept (learned or subspace) is then replaced by the held-out pairs' own calibration when that
         answers them better (accuracy, :func:`_ahead`: needs 2 held-out pairs of each label) or always (other
         strategies: ``CALIBRATION_MIN_PAIRS`` of each); with fewer, a ``UserWarning``. Sets ``check_accuracy_``,
-        ``metric_choice_`` and ``calibration_``."""
-        dist, mask, fold, sub, folds = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace")
+        ``metric_choice_`` and ``calibration_``. ``points``: the pairs' distinct points, if known."""
+        dist, mask, fold, sub, folds = self._heldout_distances(a, b, y, gen, subspace=plain == "subspace",
+                                                               points=points)
         yh = y[mask]
         scorable = any(len(np.unique(yh[fold == f])) == 2 for f in np.unique(fold))    # a fold with both labels
         if plain == "default" and scorable:
@@ -461,16 +478,16 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         directions, its coordinates standardized) truncated to its top ``k`` rows (:func:`top_rows`; rows come
         largest first). The top ``k`` principal directions the rank-``k`` metric lives in follow the largest
         variances; where those are noise (features in unrelated units) the default's wider subspace still holds
-        the signal. Each fold's held-out pairs (``mask``, ``fold``, :func:`point_folds`'s ``folds``) are measured
-        under a default fitted (``check=False``, from ``gen``) on the pairs with no point in the fold; it replaces
-        the learned metric only when its ROC AUC there (within each fold) is ahead of the learned metric's
-        (distances ``dist``) by more than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and is
-        then learned again on every pair (``a`` and ``b``, fit's own points; labels ``y``):
+        the signal. Each fold's held-out pairs (``mask``, ``fold``, and ``folds`` from :meth:`_heldout_distances`)
+        are measured under a default fitted (``check=False``, from ``gen``) on the pairs with no point in the fold;
+        it replaces the learned metric only when its ROC AUC there (within each fold) is ahead of the learned
+        metric's (distances ``dist``) by more than ``subspace.CHECK_Z`` standard errors (:func:`auc_difference`), and
+        is then learned again on every pair (``a`` and ``b``, fit's own points; labels ``y``):
         ``subspace_`` and ``subspace_mean_`` its directions, the model's attributes (``b_``, scaling, ``result_``,
         ...) that fit's, ``metric_choice_ = "default"``, its threshold calibrated on the training pairs (``cal``;
         checked like a learned metric's by :meth:`_check`). Sets ``check_accuracy_``; returns the held-out pairs'
         distances of the metric kept."""
-        fa, fb = folds
+        fa, fb, points = folds
         k = self.n_components
         params = {**self.get_params(), "n_components": None, "check": False, "calibration_params": None,
                   "rng": gen}
@@ -478,7 +495,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         for f in np.unique(fold):
             test = (fa == f) & (fb == f) & mask
             train = (fa != f) & (fb != f)
-            est = self._quiet_fit(params, a[train], b[train], y[train])
+            est = self._quiet_fit(params, a[train], b[train], y[train], fold_points(points, train))
             dd[test] = _row_distances(a[test], b[test], rows=top_rows(est.components_, k))
         dd = dd[mask]
         yh = y[mask]
@@ -487,7 +504,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
                                 "n_pairs": int(yh.size)}
         if not diff > _subspace.CHECK_Z * se:
             return dist
-        est = self._quiet_fit(params, a, b, y)      # fit's own points: no copy of the pairs
+        est = self._quiet_fit(params, a, b, y, points)      # fit's own points: no copy of the pairs
         if not np.any(est.components_):        # a zero metric on every pair: the learned one stays
             return dist
         for name, value in vars(est).items():   # the model is that fit's: its subspace, scaling, b_, result_, ...
@@ -500,23 +517,26 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.threshold_ = _threshold(_row_distances(a, b, rows=self.components_), y, **cal)
         return dd
 
-    def _quiet_fit(self, params, a, b, y):
-        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d; checked) with
-        labels ``y`` (checked), its warnings silenced (the check's fits)."""
+    def _quiet_fit(self, params, a, b, y, points=None):
+        """A fresh estimator with ``params`` fitted on the pairs ``a``, ``b`` (n, d; checked) with labels ``y``
+        (checked) and their distinct ``points`` (:func:`distinct_points`' answer, or None), its warnings silenced
+        (the check's fits)."""
         est = type(self)(**params)
         est._check_params()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est._fit_points(a, b, y)
+            est._fit_points(a, b, y, points=points)
         return est
 
-    def _heldout_distances(self, a, b, y, gen, subspace=False):
+    def _heldout_distances(self, a, b, y, gen, subspace=False, points=None):
         """``(dist, mask, fold, sub, folds)``: the held-out pairs of ``check`` (``mask``, (n_pairs,) bool), their
         distances and folds (each (mask.sum(),)) under metrics learned without their points (:func:`point_folds`
-        from ``gen``, returned as ``folds``; each fold's fit on a fresh estimator with these parameters,
-        ``check=False``, drawing from ``gen``, its warnings silenced) and, with ``subspace``, their distances in
-        each fold's principal subspace (``sub``; else None)."""
-        fa, fb = point_folds(a, b, gen)
+        from ``gen``; ``folds`` is ``(fa, fb, points)``, the pairs' points' folds and the distinct points, ``points``
+        when given, else found here; each fold's fit on a fresh estimator with these parameters, ``check=False``,
+        drawing from ``gen``, its warnings silenced, its distinct points taken from them: :func:`fold_points`)
+        and, with ``subspace``, their distances in each fold's principal subspace (``sub``; else None)."""
+        points = distinct_points(a, b) if points is None else points
+        fa, fb = point_folds(a, b, gen, points=points)
         dist = np.full(a.shape[0], np.nan)
         sub = np.full(a.shape[0], np.nan) if subspace else None
         fold = np.full(a.shape[0], -1)
@@ -526,13 +546,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
             train = (fa != f) & (fb != f)
             if not test.any() or len(np.unique(y[train])) < 2:
                 continue
-            est = self._quiet_fit(params, a[train], b[train], y[train])
+            est = self._quiet_fit(params, a[train], b[train], y[train], fold_points(points, train))
             dist[test] = est._points_distance(a[test], b[test])
             if subspace:                 # a fold of full rank (its points vary on few features): all of them
                 sub[test] = _row_distances(a[test], b[test], rows=est.subspace_)
             fold[test] = f
         mask = ~np.isnan(dist)
-        return dist[mask], mask, fold[mask], (sub[mask] if subspace else None), (fa, fb)
+        return dist[mask], mask, fold[mask], (sub[mask] if subspace else None), (fa, fb, points)
 
     # ---- metric-learn's pair classifier ----------------------------------------------
     def decision_function(self, pairs):
