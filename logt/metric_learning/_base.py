@@ -20,7 +20,7 @@ from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
            "check_pairs", "check_fitted", "varying_features", "distinct_points", "first_appearance", "row_blocks",
-           "take_rows", "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE"]
+           "take_rows", "distinct_weights", "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
 # lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
@@ -305,6 +305,18 @@ def distinct_points(*parts):
     return first_appearance(first, inverse)
 
 
+def distinct_weights(points, need, n_active):
+    """``(first, weights)``: the distinct rows ``points`` (:func:`distinct_points`' ``(first, inverse)``) and how
+    often each occurs (m,), where a principal subspace of ``need`` directions on ``n_active`` varying features is
+    to be found from them: at most ``DISTINCT_MAX_SHARE`` of the rows, and at least ``need + OVERSAMPLING`` of
+    them above ``EXACT_MAX_FEATURES`` features (the range finder's directions); else ``(None, None)``, every row."""
+    first, inverse = points
+    if first.size > DISTINCT_MAX_SHARE * inverse.size or (n_active > _subspace.EXACT_MAX_FEATURES
+                                                           and first.size < need + _subspace.OVERSAMPLING):
+        return None, None
+    return first, np.bincount(inverse, minlength=first.size)
+
+
 def first_appearance(first, inverse):
     """``(first, inverse)`` of groups of rows (``first`` (m,): each group's first row; ``inverse`` (n,): each
     row's group) renumbered in the order their first rows appear."""
@@ -572,15 +584,9 @@ class MahalanobisLearner(BaseEstimator):
             k_fit = min(k, n_active)
         weights = None
         if distinct is not False and codes is None and not sp.issparse(parts[0]):
-            first, inverse = distinct_points(*parts) if distinct is True else distinct
-            self._distinct_rows = (first, inverse)
+            self._distinct_rows = distinct_points(*parts) if distinct is True else distinct
             need = k_fit if k is not None else max(1, min(_subspace.MAX_AUTO_RANK, n - 1, n_active))
-            if first.size <= DISTINCT_MAX_SHARE * n and (n_active <= _subspace.EXACT_MAX_FEATURES
-                                                          or first.size >= need + _subspace.OVERSAMPLING):
-                weights = np.bincount(inverse, minlength=first.size)
-            else:
-                first = None
-            del inverse
+            first, weights = distinct_weights(self._distinct_rows, need, n_active)
         if weights is not None:
             Xa, unit = scaled_active(take_rows(parts, first, active), None)
         else:                   # every row (stacked once; the coordinates below from the same rows, bit for bit)

@@ -226,8 +226,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         distinct points (equal coordinates are one point) are split into ``CALIBRATION_FOLDS`` random folds
         (:func:`point_folds`); for each fold a metric with these parameters (its subspace too) is learned on
         the pairs with no point in the fold and measures the pairs with both points in it (about a quarter of
-        the pairs; the fold fits: about 4-5x the fit time, 6-8x with an int ``n_components`` on wide input). The
-        metric: with ``n_components=None`` on many features (a principal subspace,
+        the pairs; the fold fits: about 4-5x the fit time, a median 5-6x with an int ``n_components`` on wide
+        input). The metric: with ``n_components=None`` on many features (a principal subspace,
         :func:`logt.metric_learning.subspace.uses_subspace`), the learned metric is kept only when its ROC AUC on
         the held-out pairs (within each fold, weighted by
         their pairs) beats plain Euclidean distances' on the varying features by more than one standard error
