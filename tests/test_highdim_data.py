@@ -134,3 +134,75 @@ def test_images_sets_are_new_names():
     seen = set(H.development_sets()) | set(H.heldout_sets()) | set(H.heldout2_sets())
     assert not seen & set(sets)
     assert all(X.shape[0] == y.shape[0] and X.shape[1] >= 400 for X, y in sets.values())
+
+
+def test_spectra_classes_are_learnable_but_not_by_euclidean_distances():
+    from scipy.stats import f_oneway
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.neighbors import KNeighborsClassifier
+    X, y = H.spectra(2400, 400, n_classes=4, peak=0.1, noise=0.5, rng=7)
+    assert X.shape == (2400, 400) and X.dtype == np.float64 and y.dtype == np.int64
+    assert np.array_equal(np.bincount(y), [600] * 4)                 # labels cycle, then shuffled
+    assert not np.array_equal(y[:8], np.arange(8) % 4)
+    Xtr, ytr, Xte, yte = X[:1600], y[:1600], X[1600:], y[1600:]
+    # the nuisance (baseline, scatter, bands) rules the distances: 1-NN near chance (0.25) ...
+    assert KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte) < 0.4
+    # ... while a linear model sees the class peaks
+    assert LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto").fit(Xtr, ytr).score(Xte, yte) > 0.9
+    # the top principal direction is nuisance: its coordinate's class means do not differ
+    Xc = X - X.mean(0)
+    top = Xc @ np.linalg.svd(Xc, full_matrices=False)[2][0]
+    assert f_oneway(*(top[y == c] for c in range(4))).pvalue > 1e-3
+    # smooth but for the white noise: without it the curves' second differences are tiny
+    X0, _ = H.spectra(50, 400, n_classes=4, peak=0.1, noise=0.0, rng=7)
+    Xn, _ = H.spectra(50, 400, n_classes=4, peak=0.1, noise=5.0, rng=7)
+    assert np.abs(np.diff(X0, 2, axis=1)).mean() < 0.02 * np.abs(np.diff(Xn, 2, axis=1)).mean()
+
+
+def test_spectra_is_seeded_and_checks_its_arguments():
+    a = H.spectra(30, 50, rng=3)
+    assert all(np.array_equal(u, v) for u, v in zip(a, H.spectra(30, 50, rng=3)))
+    assert not np.array_equal(a[0], H.spectra(30, 50, rng=4)[0])
+    g = np.random.default_rng(3)
+    first, second = H.spectra(30, 50, rng=g)[0], H.spectra(30, 50, rng=g)[0]   # a Generator is advanced
+    assert not np.array_equal(first, second)
+    for bad in (dict(n_features=1), dict(n_classes=1), dict(n_class_peaks=0), dict(peak=0.0), dict(noise=-1.0)):
+        with pytest.raises(ValueError, match="spectra needs"):
+            H.spectra(10, **{**dict(n_features=20), **bad})
+
+
+def test_expression_has_exactly_its_informative_genes():
+    from scipy.stats import f_oneway
+    X, y = H.expression(900, 2000, n_classes=3, n_informative=12, shift=1.5, batch=0.0, rng=11)
+    assert X.shape == (900, 2000) and np.array_equal(np.bincount(y), [300] * 3)
+    X0, y0 = H.expression(900, 2000, n_classes=3, n_informative=12, shift=0.0, batch=0.0, rng=11)
+    assert np.array_equal(y, y0)                                     # shift scales the offsets, same draws
+    informative = np.flatnonzero(np.any(X != X0, axis=0))
+    assert informative.size == 12                                    # the class offsets touch 12 genes only
+    offsets = (X - X0)[:, informative]
+    assert all(np.ptp(offsets[y == c], axis=0).max() < 1e-9 for c in range(3))    # one offset per class
+    p = f_oneway(*(X[y == c] for c in range(3))).pvalue
+    assert set(np.flatnonzero(p < 1e-8)) <= set(informative) and np.sum(p < 1e-8) >= 9
+    assert np.all(f_oneway(*(X0[y == c] for c in range(3))).pvalue > 1e-6)      # shift 0: no class signal
+    # genes co-expressed within modules: many gene pairs correlated far beyond sampling noise (1 / 30)
+    C = np.corrcoef(X[:, :200], rowvar=False)[np.triu_indices(200, 1)]
+    assert np.mean(np.abs(C) > 0.2) > 0.05
+    # a batch effect shifts each gene's mean in one half-batch: the between-batch F of some genes explodes
+    Xb, _ = H.expression(900, 2000, n_classes=3, n_informative=12, shift=1.5, batch=1.0, rng=11)
+    assert np.median(np.abs(np.diff(Xb - X, axis=0)).max(1)) > 0          # batch rows moved
+
+
+def test_expression_counts_are_skewed_integers_of_the_log_values():
+    L, y = H.expression(200, 500, rng=5)
+    C, yc = H.expression(200, 500, counts=True, rng=5)
+    assert np.array_equal(y, yc) and (C >= 0).all() and np.array_equal(C, np.floor(C))
+    assert C.max() / np.median(C[C > 0]) > 1000                        # counts spanning decades
+    # each row: counts = floor(2^log2 value * library size), one size in [0.5, 2] per row
+    big = 2.0 ** L > 256                                              # floor's error below 1 / 256 there
+    ratio = np.where(big, C / 2.0 ** L, np.nan)
+    lo, hi = np.nanmin(ratio, axis=1), np.nanmax(ratio, axis=1)
+    assert np.all(lo >= 0.5 - 1 / 256) and np.all(hi <= 2.0) and np.all(hi - lo < 1 / 256)
+    with pytest.raises(ValueError, match="expression needs"):
+        H.expression(10, 50, n_informative=60)
+    with pytest.raises(ValueError, match="expression needs"):
+        H.expression(10, 50, n_classes=1)

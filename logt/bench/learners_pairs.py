@@ -18,7 +18,7 @@ import numpy as np
 
 from logt.bench.learners import _timed_fit
 
-__all__ = ["PAIRS", "pairs_problem", "pairs_sweep"]
+__all__ = ["PAIRS", "pairs_problem", "pairs_sweep", "pairs_row"]
 
 PAIRS = 3000
 
@@ -68,29 +68,36 @@ def pairs_sweep(n_problems=70, seed=1, wide=False, same_points=False, log=print)
     seconds_plain)`` (test accuracies and ROC AUCs; ``plain`` is ``check=False``; ``how`` and ``metric`` the
     default's ``calibration_["how"]`` and ``metric_choice_``) for :func:`pairs_problem` ``0..n_problems-1``
     (skipped: training or test pairs of one label only)."""
-    from logt import PairsMetricLearner
-    from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
         desc, Ptr, ytr, Pte, yte = pairs_problem(i, g, wide, same_points)
         if len(np.unique(ytr)) < 2 or len(np.unique(yte)) < 2:
             continue
-        with single_threaded_blas(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est, plain = PairsMetricLearner(rng=i), PairsMetricLearner(rng=i, check=False)
-            t1, t0 = _timed_fit(est, Ptr, ytr), _timed_fit(plain, Ptr, ytr)
-        acc_e, auc_e = _euclidean(Ptr, ytr, Pte, yte)
-        r = dict(problem=desc, euclid=acc_e, auc_euclid=auc_e, auc=est.score(Pte, yte),
-                 default=float(np.mean(est.predict(Pte) == yte)), plain=float(np.mean(plain.predict(Pte) == yte)),
-                 majority=float(max(np.mean(yte > 0), np.mean(yte < 0))), how=est.calibration_["how"],
-                 metric=est.metric_choice_, auc_plain=plain.score(Pte, yte), seconds=t1, seconds_plain=t0)
-        log(f"{i:3d} {desc:34s} accuracy: Euclidean {acc_e:.3f} default {r['default']:.3f} check=False "
-            f"{r['plain']:.3f} majority {r['majority']:.3f} | AUC {r['auc']:.3f} check=False {r['auc_plain']:.3f} "
-            f"Euclidean {auc_e:.3f} ({r['metric']}, {r['how']}; {t1:.2f} s / {t0:.2f} s)")
-        rows.append(r)
+        rows.append(pairs_row(i, desc, Ptr, ytr, Pte, yte, log))
     log(pairs_summary(rows))
     return rows
+
+
+def pairs_row(i, desc, Ptr, ytr, Pte, yte, log=print):
+    """One row of :func:`pairs_sweep`: ``PairsMetricLearner(rng=i)`` and its ``check=False`` fitted on the
+    training pairs on one BLAS thread (warnings silenced), Euclidean distances, all scored on the test pairs;
+    logged."""
+    from logt import PairsMetricLearner
+    from logt._threads import single_threaded_blas
+    with single_threaded_blas(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est, plain = PairsMetricLearner(rng=i), PairsMetricLearner(rng=i, check=False)
+        t1, t0 = _timed_fit(est, Ptr, ytr), _timed_fit(plain, Ptr, ytr)
+    acc_e, auc_e = _euclidean(Ptr, ytr, Pte, yte)
+    r = dict(problem=desc, euclid=acc_e, auc_euclid=auc_e, auc=est.score(Pte, yte),
+             default=float(np.mean(est.predict(Pte) == yte)), plain=float(np.mean(plain.predict(Pte) == yte)),
+             majority=float(max(np.mean(yte > 0), np.mean(yte < 0))), how=est.calibration_["how"],
+             metric=est.metric_choice_, auc_plain=plain.score(Pte, yte), seconds=t1, seconds_plain=t0)
+    log(f"{i:3d} {desc:34s} accuracy: Euclidean {acc_e:.3f} default {r['default']:.3f} check=False "
+        f"{r['plain']:.3f} majority {r['majority']:.3f} | AUC {r['auc']:.3f} check=False {r['auc_plain']:.3f} "
+        f"Euclidean {auc_e:.3f} ({r['metric']}, {r['how']}; {t1:.2f} s / {t0:.2f} s)")
+    return r
 
 
 def pairs_summary(rows):

@@ -12,7 +12,9 @@ chosen on; :func:`heldout_sets` (other canvases, shifts, noise levels, dimension
 and seeds) were used for nothing but the final check
 (``python -m logt.bench --only learners``, ``docs/guide/high-dimensional.md``);
 :func:`images_sets` are raw pixels of two other kinds (rendered :func:`shapes`,
-:func:`photo_patches` of photographs).
+:func:`photo_patches` of photographs); :func:`spectra` and :func:`expression` are two
+more families (smooth curves under baseline and scatter nuisance; few samples of thousands of
+correlated genes), defined after everything above was settled.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +23,7 @@ from scipy import ndimage
 from logt._rng import check_rng
 
 __all__ = ["shifted_digits", "dense_classification", "mixed_units", "sparse_classification", "identities", "shapes",
-           "photo_patches", "SHAPE_KINDS", "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
+           "photo_patches", "spectra", "expression", "SHAPE_KINDS", "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
 
 
 def _digits():
@@ -303,6 +305,95 @@ def photo_patches(n_samples=2500, size=20, grid=2, gain=0.3, rng=0):
         a, b = gen.integers(a0, a1 - size), gen.integers(b0, b1 - size)
         X[i] = np.clip(im[a:a + size, b:b + size] * gen.uniform(1.0 - gain, 1.0 + gain), 0.0, 255.0).ravel()
     return np.round(X), y.astype(np.int64)
+
+
+def spectra(n_samples=1000, n_features=1000, n_classes=4, peak=0.05, n_class_peaks=2, noise=1.0, rng=0):
+    """Smooth absorbance-like spectra whose classes differ by small narrow peaks under large nuisance.
+
+    ``n_features`` wavelengths on [0, 1]. Each sample is a random mix of 4-8 broad bands shared by all
+    classes (widths 0.03-0.15, log-normal amplitudes around 1: composition), plus its class's pattern over
+    ``n_class_peaks * n_classes`` narrow peaks (widths 0.005-0.02, amplitudes U(0, ``peak``) per class and
+    peak), the whole multiplied by a scatter factor U(0.8, 1.25) and shifted by a baseline (offset N(0, 0.5),
+    slope N(0, 0.3), curvature N(0, 0.2)); then white noise of standard deviation ``noise * peak`` at every
+    wavelength. The largest variances (baseline, scatter, bands) carry no class information; the classes
+    live in low-variance, spatially narrow directions. Labels cycle through the classes and are shuffled.
+    A :class:`numpy.random.Generator` passed as ``rng`` is advanced (draws: the bands, their amplitudes, the
+    labels, the class peaks and patterns, the baselines and scatter, the noise), so one generator can draw a
+    problem's training rows and, with more ``n_samples``, test rows of the same distribution.
+
+    Returns
+    -------
+    X : (n_samples, n_features) float64
+    y : (n_samples,) int64
+    """
+    if n_features < 2 or n_classes < 2 or n_class_peaks < 1 or peak <= 0 or noise < 0:
+        raise ValueError("spectra needs n_features >= 2, n_classes >= 2, n_class_peaks >= 1, peak > 0, "
+                         f"noise >= 0; got {n_features}, {n_classes}, {n_class_peaks}, {peak}, {noise}")
+    gen = check_rng(rng)
+    t = np.linspace(0.0, 1.0, n_features)
+
+    def bumps(centres, widths):
+        return np.exp(-0.5 * ((t[None, :] - centres[:, None]) / widths[:, None]) ** 2)
+
+    n_bands = int(gen.integers(4, 9))
+    bands = bumps(gen.uniform(0.05, 0.95, n_bands), gen.uniform(0.03, 0.15, n_bands))
+    amplitudes = gen.lognormal(0.0, 0.5, (n_samples, n_bands))
+    y = np.arange(n_samples, dtype=np.int64) % n_classes
+    gen.shuffle(y)
+    n_peaks = n_class_peaks * n_classes
+    peaks = bumps(gen.uniform(0.1, 0.9, n_peaks), gen.uniform(0.005, 0.02, n_peaks))
+    pattern = gen.uniform(0.0, peak, (n_classes, n_peaks))
+    X = amplitudes @ bands + pattern[y] @ peaks
+    X *= gen.uniform(0.8, 1.25, (n_samples, 1))
+    X += gen.normal(0.0, 0.5, (n_samples, 1)) + gen.normal(0.0, 0.3, (n_samples, 1)) * t \
+        + gen.normal(0.0, 0.2, (n_samples, 1)) * t ** 2
+    X += gen.normal(0.0, noise * peak, (n_samples, n_features))
+    return X, y
+
+
+def expression(n_samples=200, n_features=5000, n_classes=3, n_informative=20, shift=1.0, n_modules=15, batch=0.5,
+               counts=False, rng=0):
+    """Gene-expression-like profiles: few samples, thousands of correlated genes, a few informative ones.
+
+    Each gene belongs to one of ``n_modules`` co-expressed modules (loading U(0.3, 1) on the module's
+    standard normal factor, the rest independent noise: unit variance per gene). ``n_informative`` genes,
+    chosen at random (axis-aligned, not rotated), add a class offset N(0, ``shift``^2) per class and gene;
+    the samples fall into two batches, one with a per-gene offset N(0, ``batch``^2). The log2 expression is
+    then ``mu + sd * value``, per-gene ``mu ~ N(6, 2^2)`` and ``sd`` log-normal around 0.6 (genes of very
+    different spread). With ``counts=True`` the values are ``floor(2^expression * s)`` with a per-sample
+    library size ``s ~ U(0.5, 2)``: right-skewed counts spanning decades, where the highly expressed genes
+    dominate Euclidean distances (``numpy.log1p`` of them is the usual remedy). Labels cycle through the
+    classes and are shuffled. A :class:`numpy.random.Generator` passed as ``rng`` is advanced (draws: the
+    modules, loadings, spreads and means, the labels, the factors and noise, the informative genes and their
+    offsets, the batches, the library sizes), so one generator can draw training and test rows of one
+    distribution.
+
+    Returns
+    -------
+    X : (n_samples, n_features) float64
+        log2 expression (``counts=False``) or counts.
+    y : (n_samples,) int64
+    """
+    if n_classes < 2 or not 1 <= n_informative <= n_features or n_modules < 1 or shift < 0 or batch < 0:
+        raise ValueError("expression needs n_classes >= 2, 1 <= n_informative <= n_features, n_modules >= 1, "
+                         f"shift >= 0, batch >= 0; got {n_classes}, {n_informative}, {n_modules}, {shift}, {batch}")
+    gen = check_rng(rng)
+    module = gen.integers(n_modules, size=n_features)
+    loading = gen.uniform(0.3, 1.0, n_features)
+    sd = gen.lognormal(-0.5, 0.5, n_features)
+    mu = gen.normal(6.0, 2.0, n_features)
+    y = np.arange(n_samples, dtype=np.int64) % n_classes
+    gen.shuffle(y)
+    X = gen.standard_normal((n_samples, n_modules))[:, module] * loading
+    X += gen.standard_normal((n_samples, n_features)) * np.sqrt(1.0 - loading ** 2)
+    informative = gen.choice(n_features, n_informative, replace=False)
+    X[:, informative] += gen.normal(0.0, shift, (n_classes, n_informative))[y]
+    X += np.outer(gen.integers(2, size=n_samples), gen.normal(0.0, batch, n_features))
+    X *= sd
+    X += mu
+    if counts:
+        X = np.floor(np.exp2(X) * gen.uniform(0.5, 2.0, (n_samples, 1)))
+    return X, y
 
 
 def development_sets(rng=0):
