@@ -2,6 +2,7 @@
 principal coordinates against those coordinates themselves (PCA to ``k``), by 1-NN on held-out rows (or
 cross-fitted on small classes); the rule is :func:`logt.metric_learning.subspace.choose_rank_candidate`'s (PCA only
 when it hits more rows)."""
+import re
 import warnings
 
 import numpy as np
@@ -315,9 +316,12 @@ def test_n_components_near_chance_is_warned():
     # accuracy and the remedies
     g = np.random.default_rng(3)
     X, y = g.standard_normal((600, 400)) * 10.0 ** g.uniform(-3, 3, 400), g.integers(4, size=600)
-    with pytest.warns(UserWarning, match="no candidate is above chance") as rec:
+    with pytest.warns(UserWarning, match="no candidate is above chance by more than two standard errors") as rec:
         ml = MetricLearner(n_components=16, rng=0).fit(X, y)
     text = " ".join(str(w.message) for w in rec)
+    m = ml.check_accuracy_["n_rows"]
+    chance = float(re.search(r"a random neighbour (\d\.\d+)", text).group(1))
+    assert f"two standard errors {2 * np.sqrt(chance * (1 - chance) / m):.3f}" in text      # binomial, m rows
     assert "components_[:k]" in text and "PCA to 16" in text and "truncated to rank 16" in text
     assert ml.check_accuracy_["how"] == "held-out" and {"learned", "subspace", "default"} <= set(ml.check_accuracy_)
     # classes told apart by 5 features, in equal units: found (0.70 / 0.93 held out), no warning

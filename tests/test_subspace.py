@@ -994,3 +994,46 @@ def test_principal_subspace_weights_are_repeated_rows(d, gram, sparse, monkeypat
     np.testing.assert_allclose(B_w, B_r, atol=1e-9)
     with pytest.raises(ValueError, match="weights"):
         S.principal_subspace(X, 8, np.random.default_rng(0), weights=np.zeros(120))
+
+
+def test_default_check_near_chance_is_warned_with_the_log1p_remedy():
+    """The default's check on wide input warns when no candidate (the learned metric, the subspace's and the
+    raw features' Euclidean metrics, the standardized and principal candidates) hits the checked rows above a
+    random neighbour by two standard errors: labels independent of the features; gene-expression counts, whose
+    classes sit in a few genes under highly expressed ones (found after numpy.log1p, which the warning names)."""
+    import re
+
+    from logt.experiments.highdim_data import expression
+    g = np.random.default_rng(3)
+    X, y = g.standard_normal((600, 400)) * 10.0 ** g.uniform(-3, 3, 400), g.integers(4, size=600)
+    with pytest.warns(UserWarning, match="no candidate is above chance by more than two standard errors") as rec:
+        ml = MetricLearner(rng=0).fit(X, y)
+    (w,) = [w for w in rec if "above chance" in str(w.message)]
+    text = str(w.message)
+    assert w.filename == __file__                                      # at the line that called fit
+    assert text.startswith("MetricLearner: on the ") and "plain Euclidean distances" in text
+    kept = {"learned": "the learned metric", "subspace": "the subspace's Euclidean metric",
+            "euclidean": "plain Euclidean distances"}[ml.metric_choice_]
+    assert f"It keeps {kept} (metric_choice_)" in text and "numpy.log1p(X)" in text
+    m, acc = ml.check_accuracy_["n_rows"], ml.check_accuracy_
+    chance = float(re.search(r"a random neighbour (\d\.\d+)", text).group(1))
+    assert f"two standard errors {2 * np.sqrt(chance * (1 - chance) / m):.3f}" in text
+    assert max(v for v in acc.values() if isinstance(v, float)) <= chance + 2 * np.sqrt(chance * (1 - chance) / m)
+    # counts: warned; their log1p: the classes found, no warning
+    X, y = expression(300, 3000, n_classes=4, n_informative=10, shift=1.0, counts=True, rng=5)
+    with pytest.warns(UserWarning, match="numpy.log1p"):
+        MetricLearner(rng=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        ml = MetricLearner(rng=0).fit(np.log1p(X), y)
+    best = max(v for v in ml.check_accuracy_.values() if isinstance(v, float))
+    assert ml.metric_choice_ == "learned" and best > 0.5                   # chance 0.25; measured 0.667
+
+
+def test_default_check_above_chance_does_not_warn():
+    from logt.experiments.highdim_data import shifted_digits
+    X, y = shifted_digits(500, canvas=24, size=14, max_shift=2, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        ml = MetricLearner(rng=0).fit(X, y)
+    assert ml.subspace_ is not None and ml.check_accuracy_["how"] == "held-out"

@@ -45,7 +45,7 @@ __all__ = ["principal_subspace", "default_principal", "auto_rank", "uses_subspac
            "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
            "EUCLIDEAN_MAX_ENTRIES", "HOLDOUT_FRAC", "HOLDOUT_MIN", "check_rows", "CHECK_MAX_ROWS", "chance_hits",
-           "near_chance",
+           "chance_margin", "near_chance",
            "fold_split", "crossfit_hits", "split_hits", "pick_rows", "CROSSFIT_FOLDS",
            "EXACT_MAX_FEATURES", "OVERSAMPLING", "MAX_AUTO_RANK", "MIN_AUTO_RANK", "AUTO_VARIANCE",
            "gram_is_cheaper", "GRAM_EIGH_COST", "RANGE_PASS_COST", "GRAM_BLOCK"]
@@ -604,11 +604,16 @@ def chance_hits(codes, ref, query):
     return float(r @ q)
 
 
+def chance_margin(chance, m, z=2.0):
+    """``z`` binomial standard errors of a hit rate ``chance`` on ``m`` rows, ``z sqrt(chance (1 - chance) / m)``
+    (``m`` at least 1)."""
+    return z * math.sqrt(chance * (1.0 - chance) / max(int(m), 1))
+
+
 def near_chance(hits, chance, z=2.0):
     """Whether 1-NN hits ``hits`` (float (m,) in [0, 1]) are not above ``chance`` (:func:`chance_hits`) by more
-    than ``z`` binomial standard errors, ``sqrt(chance (1 - chance) / m)``."""
-    m = max(int(np.size(hits)), 1)
-    return float(np.mean(hits)) <= chance + z * math.sqrt(chance * (1.0 - chance) / m)
+    than ``z`` binomial standard errors (:func:`chance_margin`)."""
+    return float(np.mean(hits)) <= chance + chance_margin(chance, np.size(hits), z)
 
 
 def check_rows(held_out):

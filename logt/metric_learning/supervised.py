@@ -149,7 +149,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit). Classes too
         small to hold 20 rows out: the check is cross-fitted instead (4 stratified folds, each row's
         hits under a subspace found, and a metric learned, without its fold; 4 more fits, at such ``n`` a
-        few tenths of a second). See ``docs/guide/high-dimensional.md``. The full-rank metric is checked
+        few tenths of a second). When no candidate hits the checked rows above a random neighbour by two
+        binomial standard errors (:func:`logt.metric_learning.subspace.near_chance`), a ``UserWarning`` says
+        so, with the accuracies and the remedies (more rows, comparable units; counts spanning decades:
+        ``numpy.log1p(X)`` first). See ``docs/guide/high-dimensional.md``. The full-rank metric is checked
         too (``check``).
     whiten
         "targets" (default) or None. "targets": after the scaling, dense input is mapped so
@@ -412,7 +415,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 # an int n_components: the default's directions, truncated to rank k (a spawned generator too)
                 default = self._default_rank_check(X, codes_all, fit_rows, active_in, check[0], gen.spawn(1)[0])
             kept = self._subspace_finish(active_in, X, check, metric, principal, default)
-            if check is not None and self.n_components is not None:
+            if check is not None:
                 self._warn_near_chance(check[0], codes_all, fit_rows)
             if kept == "standardized":
                 Zall = extended
@@ -537,13 +540,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         return h, how, n_check
 
     def _warn_near_chance(self, hits, codes, fit_rows):
-        """An int ``n_components`` on wide input: a ``UserWarning`` at the caller of ``fit`` when the check's
-        best candidate (the learned metric, PCA to ``k`` and the default's directions' metric truncated to rank
-        ``k``; ``hits``: name -> float (m,)) is not above chance (:func:`subspace.near_chance`: a neighbour drawn
-        at random, two standard errors) on the checked rows (held out: ``~fit_rows`` against ``fit_rows``;
-        cross-fitted: every row). The first two live in the top ``k`` principal directions, which follow the
-        largest variances; where those are noise (features in unrelated units, many noisy features) and the
-        class means do not find the classes either, or the labels do not depend on the features, the user is
+        """The check on wide input (the default's, or an int ``n_components``'s): a ``UserWarning`` at the
+        caller of ``fit`` when its best candidate (``hits``: name -> float (m,), every candidate scored) is not
+        above chance (:func:`subspace.near_chance`: a neighbour drawn at random, two standard errors) on the
+        checked rows (held out: ``~fit_rows`` against ``fit_rows``; cross-fitted: every row). Then whatever the
+        check keeps is no better than a random neighbour there: the labels may not depend on the features, or
+        the class information sits where no candidate looks (the principal directions follow the largest
+        variances: features in unrelated units, many noisy features, counts spanning decades), and the user is
         told so with the remedies."""
         if fit_rows is None:
             ref = query = np.ones(codes.size, dtype=bool)
@@ -554,18 +557,28 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         if not _subspace.near_chance(best, chance):
             return
         acc, k = self.check_accuracy_, self.n_components
-        names = {"learned": f"the rank-{k} metric on the top {k} principal directions", "subspace": f"PCA to {k}",
-                 "default": f"the default's directions' metric truncated to rank {k}"}
+        if k is None:
+            names = {"learned": "the learned metric", "subspace": "the subspace's Euclidean metric",
+                     "euclidean": "plain Euclidean distances",
+                     "standardized": "the metric with the standardized class means",
+                     "principal": "the metric on the principal directions alone"}
+            who, compare = type(self).__name__, f"It keeps {names[self.metric_choice_]} (metric_choice_). "
+        else:
+            names = {"learned": f"the rank-{k} metric on the top {k} principal directions",
+                     "subspace": f"PCA to {k}", "default": f"the default's directions' metric truncated to rank {k}"}
+            who, compare = f"{type(self).__name__}(n_components={k})", (
+                "Compare n_components=None (its check also compares plain distances), for a rank-k map its learned "
+                "metric truncated, MetricLearner().fit(X, y).components_[:k] (when its metric_choice_ is "
+                "'learned': rows come largest first). ")
         scored = "; ".join(f"{names[c]} {acc[c]:.3f}" for c in names if c in hits)
         warnings.warn(
-            f"{type(self).__name__}(n_components={k}): on the {acc['n_rows']} rows the check scored "
-            f"({acc['how']}), no candidate is above chance (1-NN accuracy: {scored}; a random neighbour "
-            f"{chance:.3f}). The labels may not depend on the features, or the directions tried miss the ones "
-            "they need (the top principal directions follow the largest variances: features in unrelated units, "
-            "many noisy features). Compare n_components=None (its check also compares plain distances), for a "
-            "rank-k map its learned metric truncated, MetricLearner().fit(X, y).components_[:k] (when its "
-            "metric_choice_ is 'learned': rows come largest first), more rows, or features rescaled to "
-            "comparable units.",
+            f"{who}: on the {acc['n_rows']} rows the check scored ({acc['how']}), no candidate is above chance by "
+            f"more than two standard errors (1-NN accuracy: {scored}; a random neighbour {chance:.3f}, two "
+            f"standard errors {_subspace.chance_margin(chance, best.size):.3f}). The labels may not depend on the "
+            "features, or the directions tried miss the ones they need (the principal directions follow the "
+            f"largest variances: features in unrelated units, many noisy features). {compare}Remedies: more rows, "
+            "features rescaled to comparable units, or, for counts spanning decades (gene expression, raw "
+            "intensities), numpy.log1p(X): the metric is linear in the features and cannot undo their skew.",
             UserWarning, stacklevel=3)
 
     def _standardized_check(self, X, Z, codes, fit_rows, hits, gen):
