@@ -126,6 +126,30 @@ def test_noise_labels_keep_euclidean_and_say_how_it_was_checked():
     assert kept.count("euclidean") >= 6, kept
 
 
+
+def test_near_chance_is_warned_on_few_features_and_signal_is_not():
+    """Labels independent of 10 features: neither the learned metric nor Euclidean distances hit the checked rows
+    above a random neighbour by two standard errors, and the fit says so at its caller's line, with the
+    accuracies, the margin, what it keeps and the remedies; classes with signal: no such warning."""
+    import re
+    g = np.random.default_rng(0)
+    X, y = g.standard_normal((300, 10)), g.integers(3, size=300)
+    with pytest.warns(UserWarning, match="no candidate is above chance by more than two standard errors") as rec:
+        ml = MetricLearner(rng=0, **FAST).fit(X, y)
+    (w,) = [w for w in rec if "above chance" in str(w.message)]
+    text, acc = str(w.message), ml.check_accuracy_
+    assert w.filename == __file__ and acc["how"] == "cross-fitted" and acc["n_rows"] == 300
+    chance = float(re.search(r"a random neighbour (\d\.\d+)", text).group(1))
+    assert chance == pytest.approx(np.sum(np.bincount(y) ** 2) / 300 ** 2, abs=5e-4)     # every row, cross-fitted
+    assert f"two standard errors {2 * np.sqrt(chance * (1 - chance) / 300):.3f}" in text
+    assert f"the learned metric {acc['learned']:.3f}; plain Euclidean distances {acc['euclidean']:.3f}" in text
+    kept = {"learned": "the learned metric", "euclidean": "plain Euclidean distances"}[ml.metric_choice_]
+    assert f"It keeps {kept}" in text and "no distance between rows captures" in text and "numpy.log1p(X)" in text
+    X, y = _hidden_in_noise(300, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        MetricLearner(rng=0, **FAST).fit(X, y)
+
 def test_a_zero_metric_keeps_euclidean_with_a_warning_that_says_so():
     """A checkerboard: no Mahalanobis metric brings class-mates closer (the learned W is 0; its full-batch
     optimum is checked in tests/test_zero_metric.py): plain distances, warned."""

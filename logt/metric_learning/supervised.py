@@ -164,8 +164,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     check
         True (default) or False. With ``n_components=None``, whether the learned metric is checked against plain
         distances on rows it was not fitted on and replaced by them unless it is ahead by more than one standard
-        error of the paired 1-NN hit difference (:func:`logt.metric_learning.subspace.choose_candidate`). A
-        subspace: as described under ``n_components``. An int ``n_components`` on wide input: the metric is
+        error of the paired 1-NN hit difference (:func:`logt.metric_learning.subspace.choose_candidate`); when
+        neither is above chance on those rows (:func:`logt.metric_learning.subspace.near_chance`) a
+        ``UserWarning`` says so. A subspace: as described under ``n_components``. An int ``n_components`` on wide input: the metric is
         learned on 75% of each class (cross-fitted on 4 folds when fewer than 20 rows would be held out, each
         fold's principal directions found without it) and kept, learned again on all rows, unless the principal
         coordinates themselves hit more of the checked rows (then PCA to ``k``: ``metric_choice_ == "subspace"``,
@@ -486,6 +487,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits = {c: _subspace.split_hits(B, codes, fr, ho) for c, B in (("learned", A), ("euclidean", Xe))}
             how, n_check = "held-out", int(ho.size)
         self._record_check(hits, how, n_check)
+        self._warn_near_chance(hits, codes, fit_rows, stacklevel=4)
 
     def _fit_metric(self, Z, codes, gen, zero_fallback=None):
         """Scale (and whiten) ``Z`` (n, k), build the oracle of ``loss_`` and run logT: ``components_`` on
@@ -539,15 +541,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             h["euclidean"] = hits(X, active)        # the rows at the varying features: no copy of all of them
         return h, how, n_check
 
-    def _warn_near_chance(self, hits, codes, fit_rows):
-        """The check on wide input (the default's, or an int ``n_components``'s): a ``UserWarning`` at the
-        caller of ``fit`` when its best candidate (``hits``: name -> float (m,), every candidate scored) is not
-        above chance (:func:`subspace.near_chance`: a neighbour drawn at random, two standard errors) on the
-        checked rows (held out: ``~fit_rows`` against ``fit_rows``; cross-fitted: every row). Then whatever the
+    def _warn_near_chance(self, hits, codes, fit_rows, stacklevel=3):
+        """The check (the default's, on wide input or on few features, or an int ``n_components``'s): a
+        ``UserWarning`` at the caller of ``fit`` (``stacklevel`` from here) when its best candidate (``hits``:
+        name -> float (m,), every candidate scored) is not above chance (:func:`subspace.near_chance`: a
+        neighbour drawn at random, two standard errors) on the checked rows (held out: ``~fit_rows`` against ``fit_rows``; cross-fitted: every row). Then whatever the
         check keeps is no better than a random neighbour there: the labels may not depend on the features, or
         the class information sits where no candidate looks (the principal directions follow the largest
         variances: features in unrelated units, many noisy features, counts spanning decades), and the user is
-        told so with the remedies."""
+        told so with the remedies. On few features (no subspace) the candidates are the full-rank metric and
+        Euclidean distances on the raw features."""
         if fit_rows is None:
             ref = query = np.ones(codes.size, dtype=bool)
         else:
@@ -571,15 +574,18 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 "metric truncated, MetricLearner().fit(X, y).components_[:k] (when its metric_choice_ is "
                 "'learned': rows come largest first). ")
         scored = "; ".join(f"{names[c]} {acc[c]:.3f}" for c in names if c in hits)
+        where = ("the directions tried miss the ones they need (the principal directions follow the largest "
+                 "variances: features in unrelated units, many noisy features)" if self.subspace_ is not None else
+                 "the features bear on the labels in a way no distance between rows captures (features in "
+                 "unrelated units, skewed ones)")
         warnings.warn(
             f"{who}: on the {acc['n_rows']} rows the check scored ({acc['how']}), no candidate is above chance by "
             f"more than two standard errors (1-NN accuracy: {scored}; a random neighbour {chance:.3f}, two "
             f"standard errors {_subspace.chance_margin(chance, best.size):.3f}). The labels may not depend on the "
-            "features, or the directions tried miss the ones they need (the principal directions follow the "
-            f"largest variances: features in unrelated units, many noisy features). {compare}Remedies: more rows, "
+            f"features, or {where}. {compare}Remedies: more rows, "
             "features rescaled to comparable units, or, for counts spanning decades (gene expression, raw "
             "intensities), numpy.log1p(X): the metric is linear in the features and cannot undo their skew.",
-            UserWarning, stacklevel=3)
+            UserWarning, stacklevel=stacklevel)
 
     def _standardized_check(self, X, Z, codes, fit_rows, hits, gen):
         """The held-out check's further candidate: the metric learned, on the fit rows, on the subspace
