@@ -72,9 +72,9 @@ def family_sweep(kind, n_problems=30, seed=303, nca=True, log=print):
     ``choice`` the default's ``metric_choice_``; ``rank{k}`` ``MetricLearner(n_components=k)``, ``k = 64``
     capped at ``n - 1``, and ``pca{k}`` PCA to ``k``; ``nca64`` scikit-learn's NCA with ``n_components=64,
     max_iter=50`` on the raw input, with ``nca``; ``warned{k}`` whether the rank-``k`` fit warned; ``chance`` a
-    random training neighbour's test accuracy); count
-    problems add ``euclid_log1p`` and ``default_log1p`` (on ``numpy.log1p`` of the counts). Logs one line per
-    problem and :func:`~logt.bench.learners.sweep_summary` lines at the end."""
+    random training neighbour's test accuracy); count problems add ``euclid_log1p`` and ``default_log1p`` (on
+    ``numpy.log1p`` of the counts). Logs one line per problem and :func:`~logt.bench.learners.sweep_summary`
+    lines at the end."""
     from sklearn.decomposition import PCA
 
     from logt import MetricLearner

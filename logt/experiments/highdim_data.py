@@ -23,7 +23,8 @@ from scipy import ndimage
 from logt._rng import check_rng
 
 __all__ = ["shifted_digits", "dense_classification", "mixed_units", "sparse_classification", "identities", "shapes",
-           "photo_patches", "spectra", "expression", "SHAPE_KINDS", "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
+           "photo_patches", "spectra", "expression", "SHAPE_KINDS", "development_sets", "heldout_sets",
+           "heldout2_sets", "images_sets"]
 
 
 def _digits():

@@ -165,28 +165,27 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         True (default) or False. With ``n_components=None``, whether the learned metric is checked against plain
         distances on rows it was not fitted on and replaced by them unless it is ahead by more than one standard
         error of the paired 1-NN hit difference (:func:`logt.metric_learning.subspace.choose_candidate`); when
-        neither is above chance on those rows (:func:`logt.metric_learning.subspace.near_chance`) a
-        ``UserWarning`` says so. A subspace: as described under ``n_components``. An int ``n_components`` on wide input: the metric is
-        learned on 75% of each class (cross-fitted on 4 folds when fewer than 20 rows would be held out, each
+        neither is above chance on those rows (:func:`logt.metric_learning.subspace.near_chance`) a ``UserWarning``
+        says so. A subspace: as described under ``n_components``. An int ``n_components`` on wide input: the metric
+        is learned on 75% of each class (cross-fitted on 4 folds when fewer than 20 rows would be held out, each
         fold's principal directions found without it) and kept, learned again on all rows, unless the principal
         coordinates themselves hit more of the checked rows (then PCA to ``k``: ``metric_choice_ == "subspace"``,
-        ``components_`` is ``subspace_``; :func:`logt.metric_learning.subspace.choose_rank_candidate`); there is
-        no plain-Euclidean candidate (its rank would not be ``k``). A third candidate (held out or cross-fitted as
-        the others): the default's directions (its principal ones, the class-mean and the standardized class-mean
-        directions), the metric learned there as the default learns it (per-feature scaling of those
-        coordinates), truncated to its top ``k`` rows; it replaces the choice only when ahead of it by more than
-        one standard error, and is then learned again on all rows (``metric_choice_ == "default"``,
-        ``subspace_`` those directions). The top principal directions follow
-        the largest variances; where those are noise (features in unrelated units, few informative ones) the
-        class means still find the classes: on 307 wide problems at ``k = 2, 3, 8, 64`` it raised the mean
-        k-NN accuracy from 0.437 to 0.529 (better by more than 0.02 on 304 fits of 1,228, worse on 2;
-        docs/guide/high-dimensional.md, "The default's directions for n_components"). When no candidate is above chance on the checked rows
-        (:func:`logt.metric_learning.subspace.near_chance`) a ``UserWarning`` says so. On 287 wide fits at
-        ``k = 64`` the check turned 22
-        learned metrics below Euclidean k-NN by more than 0.02 into 3 (``docs/guide/high-dimensional.md``, "The
-        check of n_components"); cost: median 2.5x the fit time of ``check=False`` held out (1.95x at ``k = 64``,
-        4x at ``k = 8``), 9x cross-fitted (a few dozen rows: at most 0.7 s); on few features an int
-        ``n_components`` is not checked (the full-rank metric's top rows; Euclidean distance has rank ``d``).
+        ``components_`` is ``subspace_``; :func:`logt.metric_learning.subspace.choose_rank_candidate`); there is no
+        plain-Euclidean candidate (its rank would not be ``k``). A third candidate (held out or cross-fitted as the
+        others): the default's directions (its principal ones, the class-mean and the standardized class-mean
+        directions), the metric learned there as the default learns it (per-feature scaling of those coordinates),
+        truncated to its top ``k`` rows; it replaces the choice only when ahead of it by more than one standard
+        error, and is then learned again on all rows (``metric_choice_ == "default"``, ``subspace_`` those
+        directions). The top principal directions follow the largest variances; where those are noise (features in
+        unrelated units, few informative ones) the class means still find the classes: on 307 wide problems at
+        ``k = 2, 3, 8, 64`` it raised the mean k-NN accuracy from 0.437 to 0.529 (better by more than 0.02 on 304
+        fits of 1,228, worse on 2; docs/guide/high-dimensional.md, "The default's directions for n_components"). When no
+        candidate is above chance on the checked rows (:func:`logt.metric_learning.subspace.near_chance`) a
+        ``UserWarning`` says so. On 287 wide fits at ``k = 64`` the check turned 22 learned metrics below Euclidean
+        k-NN by more than 0.02 into 3 (``docs/guide/high-dimensional.md``, "The check of n_components"); cost:
+        median 2.5x the fit time of ``check=False`` held out (1.95x at ``k = 64``, 4x at ``k = 8``), 9x cross-fitted
+        (a few dozen rows: at most 0.7 s); on few features an int ``n_components`` is not checked (the full-rank
+        metric's top rows; Euclidean distance has rank ``d``).
         Full rank (few features): after the final fit on every
         row (untouched), the metric learned with these parameters is compared with Euclidean distances on the
         raw varying features, cross-fitted on 4 stratified folds at a quarter of the budget below ~2,000 rows
@@ -545,8 +544,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         """The check (the default's, on wide input or on few features, or an int ``n_components``'s): a
         ``UserWarning`` at the caller of ``fit`` (``stacklevel`` from here) when its best candidate (``hits``:
         name -> float (m,), every candidate scored) is not above chance (:func:`subspace.near_chance`: a
-        neighbour drawn at random, two standard errors) on the checked rows (held out: ``~fit_rows`` against ``fit_rows``; cross-fitted: every row). Then whatever the
-        check keeps is no better than a random neighbour there: the labels may not depend on the features, or
+        neighbour drawn at random, two standard errors) on the checked rows (held out: ``~fit_rows`` against
+        ``fit_rows``; cross-fitted: every row). Then whatever the check keeps is no better than a random
+        neighbour there: the labels may not depend on the features, or
         the class information sits where no candidate looks (the principal directions follow the largest
         variances: features in unrelated units, many noisy features, counts spanning decades), and the user is
         told so with the remedies. On few features (no subspace) the candidates are the full-rank metric and
