@@ -7,18 +7,19 @@ def _ahead(new, old, z):
     return d.mean() > z * d.std(ddof=1) / np.sqrt(d.size)
 
 
-def paired_reference(hits, z):
+def paired_reference(hits, z, further_z=None):
     """The plainest candidate ("euclidean", else "subspace") unless the most accurate (ties in the order
     learned, subspace, euclidean) beats it on the same rows by more than ``z`` standard errors of the paired
     hit difference; then "standardized" and "principal" in turn (when given), each replacing the choice so far
-    when it beats it by more than ``z`` of them."""
+    when it beats it by more than ``further_z`` of them (default ``z``)."""
+    fz = z if further_z is None else further_z
     plain = "euclidean" if "euclidean" in hits else "subspace"
     order = [c for c in ("learned", "subspace", "euclidean") if c in hits]
     acc = {c: np.mean(hits[c]) for c in order}
     best = [c for c in order if acc[c] == max(acc.values())][0]
     choice = best if best != plain and _ahead(hits[best], hits[plain], z) else plain
-    if "standardized" in hits and _ahead(hits["standardized"], hits[choice], z):
+    if "standardized" in hits and _ahead(hits["standardized"], hits[choice], fz):
         choice = "standardized"
-    if "principal" in hits and _ahead(hits["principal"], hits[choice], z):
+    if "principal" in hits and _ahead(hits["principal"], hits[choice], fz):
         choice = "principal"
     return choice

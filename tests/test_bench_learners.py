@@ -280,6 +280,15 @@ def test_pairs_sweep_is_seeded_and_matches_direct_fits():
         assert r["euclid"] in accs                       # the Euclidean threshold maximizes training accuracy
 
 
+def _drawn_twice_alike(problem, seed):
+    """``problem(numpy.random.default_rng(seed))``, after checking that a second draw from the same seed is the
+    same problem (its description and every array)."""
+    import numpy as np
+    a, b = problem(np.random.default_rng(seed)), problem(np.random.default_rng(seed))
+    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    return a
+
+
 def test_identity_sweep_is_seeded_and_matches_direct_knn():
     pytest.importorskip("sklearn")
     import numpy as np
@@ -287,9 +296,7 @@ def test_identity_sweep_is_seeded_and_matches_direct_knn():
 
     from logt import MetricLearner
     from logt.bench import learners_highdim as LH
-    a = LH.identity_problem(np.random.default_rng(2))
-    b = LH.identity_problem(np.random.default_rng(2))
-    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    a = _drawn_twice_alike(LH.identity_problem, 2)
     desc, Xtr, ytr, Xte, yte = a
     C = np.unique(ytr).size
     assert np.array_equal(np.bincount(yte), np.full(C, LH.IDENTITY_TEST_ROWS)) and desc.startswith(f"{C} classes")
@@ -299,6 +306,35 @@ def test_identity_sweep_is_seeded_and_matches_direct_knn():
     est = MetricLearner(n_components=min(64, len(ytr) - 1), rng=0).fit(Xtr, ytr)
     direct = KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
     assert rows[0]["rank64"][0] == pytest.approx(direct)
+
+
+def test_few_rows_identity_sweep_is_cross_fitted_and_matches_direct_knn():
+    pytest.importorskip("sklearn")
+    import warnings
+
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_highdim as LH
+    a = _drawn_twice_alike(LH.few_rows_identity_problem, 11)
+    desc, Xtr, ytr, Xte, yte = a
+    sizes = np.bincount(ytr)
+    C = sizes.size
+    assert 8 <= C < 60 and sizes.min() == sizes.max() and 2 <= sizes[0] <= 4 and 300 <= Xtr.shape[1] < 3000
+    assert desc == f"{C} classes x {sizes[0]} d={Xtr.shape[1]}"
+    assert np.array_equal(np.bincount(yte), np.full(C, LH.IDENTITY_TEST_ROWS))
+    lines = []
+    rows = LH.identity_sweep(1, seed=11, log=lines.append, few_rows=True)
+    assert len(rows) == 1 and rows[0]["problem"] == desc
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = MetricLearner(rng=0).fit(Xtr, ytr)
+    assert est.check_accuracy_["how"] == "cross-fitted"              # too few rows a class to hold any out
+    assert rows[0]["choice"] == est.metric_choice_
+    direct = KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["default"][0] == pytest.approx(direct)
+    assert rows[0]["euclid"][0] == pytest.approx(KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte))
 
 
 def test_directions_text_names_what_the_subspace_spans():
@@ -320,9 +356,7 @@ def test_imbalanced_identity_problem_weights_to_the_training_proportions():
     from sklearn.neighbors import KNeighborsClassifier
 
     from logt.bench import learners_highdim as LH
-    a = LH.imbalanced_identity_problem(np.random.default_rng(3))
-    b = LH.imbalanced_identity_problem(np.random.default_rng(3))
-    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    a = _drawn_twice_alike(LH.imbalanced_identity_problem, 3)
     desc, Xtr, ytr, Xte, yte, w = a
     sizes = np.bincount(ytr)
     C = sizes.size

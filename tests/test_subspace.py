@@ -539,18 +539,21 @@ def _tiny(n, d, rng, signal):
     return X, y
 
 
-def test_tiny_classes_cross_fit_the_check_against_scikit_learn(monkeypatch):
+@pytest.mark.parametrize("seed", [7, 8])
+def test_tiny_classes_cross_fit_the_check_against_scikit_learn(seed, monkeypatch):
     """Too few rows to hold 20 out: every row is checked under a subspace (principal directions and class
-    means) and a metric fitted without its fold, and the rule is the paired one."""
+    means) and a metric fitted without its fold, and the rule is the paired one. The further candidates too,
+    fold by fold: the metric learned on the fold's principal directions alone, and on its subspace extended by
+    its standardized class-mean directions."""
     from sklearn.decomposition import PCA
     from sklearn.neighbors import KNeighborsClassifier
-    X, y = _tiny(60, 300, 7, signal=3.0)
+    X, y = _tiny(60, 300, seed, signal=3.0)
     fits, folds_seen = [], []
     inner_fit, inner_split = MetricLearner._fit_metric, S.fold_split
 
     def recording(self, Z, codes, gen, **kw):
         inner_fit(self, Z, codes, gen, **kw)
-        fits.append((Z.shape[0], self.components_.copy()))
+        fits.append((Z.shape, self.components_.copy(), self.T))
 
     def split(codes, gen, n_folds=S.CROSSFIT_FOLDS):
         folds_seen.append(inner_split(codes, gen, n_folds))
@@ -560,9 +563,16 @@ def test_tiny_classes_cross_fit_the_check_against_scikit_learn(monkeypatch):
     ml = MetricLearner(rng=0, T=20_000).fit(X, y)
     c = ml.check_accuracy_
     assert c["how"] == "cross-fitted" and c["n_rows"] == 60 and len(folds_seen) == 1
+    assert "standardized" in c and "principal" in c          # the choice so far misses rows: both are fitted
     folds = folds_seen[0]
-    assert [f[0] for f in fits] == [60] + [int((folds != f).sum()) for f in range(S.CROSSFIT_FOLDS)]
-    hits = {k: np.zeros(60, dtype=bool) for k in ("learned", "subspace", "euclidean")}
+    n_tr = [int((folds != f).sum()) for f in range(S.CROSSFIT_FOLDS)]
+    # the final fit, the check's fold fits, then each fold's principal-only and standardized fits (in that
+    # order), and a refit on every row where a further candidate is kept
+    assert [f[0][0] for f in fits[:1 + 3 * S.CROSSFIT_FOLDS]] == [60] + n_tr + [n for n in n_tr for _ in (0, 1)]
+    # the further candidates' fold fits at a quarter of the budget, the others at the whole of it
+    assert [f[2] for f in fits[:1 + 3 * S.CROSSFIT_FOLDS]] == [20_000] * 5 + [5_000] * 8
+    assert S.fold_budget(20_000, S.CROSSFIT_FURTHER_BUDGET) == 5_000 and S.fold_budget(6_000, 0.25) == 4_000
+    hits = {k: np.zeros(60, dtype=bool) for k in ("learned", "subspace", "euclidean", "principal", "standardized")}
     for f in range(S.CROSSFIT_FOLDS):
         te, tr = folds == f, folds != f
         # the fold's subspace from the other folds' rows only: the default's principal directions (their span
@@ -571,14 +581,26 @@ def test_tiny_classes_cross_fit_the_check_against_scikit_learn(monkeypatch):
         Q = PCA(P.shape[0], svd_solver="full").fit(X[tr]).components_
         np.testing.assert_allclose(np.linalg.svd(P @ Q.T, compute_uv=False), 1.0, atol=1e-8)
         V = np.vstack([P, S.class_mean_directions(X[tr], y[tr], mean, P)])
-        Z = (X - mean) @ V.T
-        for name, A in (("subspace", Z), ("learned", Z @ fits[1 + f][1].T), ("euclidean", X)):
+        V2 = np.vstack([V, S.standardized_mean_directions(X[tr], y[tr], mean, V)])
+        Z, Zp, Z2 = (X - mean) @ V.T, (X - mean) @ P.T, (X - mean) @ V2.T
+        principal, standardized = fits[1 + S.CROSSFIT_FOLDS + 2 * f], fits[2 + S.CROSSFIT_FOLDS + 2 * f]
+        assert principal[0] == (n_tr[f], P.shape[0]) and standardized[0] == (n_tr[f], V2.shape[0])
+        for name, A in (("subspace", Z), ("learned", Z @ fits[1 + f][1].T), ("euclidean", X),
+                        ("principal", Zp @ principal[1].T), ("standardized", Z2 @ standardized[1].T)):
             hits[name][te] = KNeighborsClassifier(1).fit(A[tr], y[tr]).predict(A[te]) == y[te]
     for name, h in hits.items():
         assert c[name] == pytest.approx(h.mean()), name
-    assert ml.metric_choice_ == paired_reference(hits, S.CHECK_Z)
-    if ml.metric_choice_ == "learned":                   # the kept metric is the one fitted on all rows
-        np.testing.assert_allclose(ml.components_, fits[0][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
+    choice = paired_reference(hits, S.CHECK_Z, S.CROSSFIT_FURTHER_Z)
+    kept = {"standardized": "principal, class means, standardized class means", "principal": "principal"}
+    assert c["directions"] == kept.get(choice, "principal, class means")
+    assert ml.metric_choice_ == ("learned" if choice in kept else choice)
+    if choice in kept:             # learned again on every row, on the directions found from every row
+        assert len(fits) == 2 + 3 * S.CROSSFIT_FOLDS and fits[-1][0] == (60, ml.subspace_.shape[0])
+        np.testing.assert_allclose(ml.components_, fits[-1][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
+    else:
+        assert len(fits) == 1 + 3 * S.CROSSFIT_FOLDS
+        if choice == "learned":                    # the kept metric is the one fitted on all rows
+            np.testing.assert_allclose(ml.components_, fits[0][1] @ ml.subspace_, rtol=1e-12, atol=1e-12)
 
 
 def test_tiny_noise_labels_cross_fitted_check_is_not_fooled():
@@ -617,7 +639,7 @@ def _identities_split(n_classes, per_class, seed, noise):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("n_classes, per_class, how, directions", [(8, 5, "cross-fitted", None),
+@pytest.mark.parametrize("n_classes, per_class, how, directions", [(8, 5, "cross-fitted", "principal, class means"),
                                                                    (16, 8, "held-out", "principal")])
 def test_many_classes_of_few_rows_under_a_shared_nuisance(seed, n_classes, per_class, how, directions):
     """Faces-like data (d >> n, a strong nuisance shared by all classes): the metric learned on the principal
@@ -638,6 +660,29 @@ def test_many_classes_of_few_rows_under_a_shared_nuisance(seed, n_classes, per_c
     again = MetricLearner(rng=np.random.default_rng(seed)).fit(Xtr, ytr)
     np.testing.assert_array_equal(again.components_, ml.components_)
     assert again.check_accuracy_ == c
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_classes_of_two_rows_cross_fitted_keep_the_principal_directions(seed):
+    """30 classes of 2 rows under a shared nuisance: too few to hold any out, the check is cross-fitted, and the
+    class-mean directions (29 of them, from 60 rows) are the rows' own noise. The metric learned on the principal
+    directions alone, a further candidate of the cross-fitted check too, is ahead of every other candidate by
+    more than CROSSFIT_FURTHER_Z standard errors and separates new rows (measured: 1-NN 0.94-0.97, 5-NN, with 2
+    class-mates among 5 neighbours, 0.62-0.65); before, the cross-fitted check had no such candidate and kept the
+    metric with the class-mean directions (1-NN 0.73-0.77, 5-NN 0.53-0.54) or, on seed 0, Euclidean distances
+    (0.06, 0.05)."""
+    Xtr, ytr, Xte, yte = _identities_split(30, 2, seed, noise=1.5)
+    ml = MetricLearner(rng=seed).fit(Xtr, ytr)
+    c = ml.check_accuracy_
+    assert c["how"] == "cross-fitted" and c["n_rows"] == 60 and c["directions"] == "principal"
+    assert ml.metric_choice_ == "learned" and ml.subspace_.shape[0] == ml._n_principal
+    np.testing.assert_allclose(ml.subspace_ @ ml.subspace_.T, np.eye(ml._n_principal), atol=1e-10)
+    assert c["principal"] > 0.5 > max(c[k] for k in ("learned", "subspace", "euclidean", "standardized"))
+    for k, least in ((1, 0.9), (5, 0.5)):
+        assert _knn_accuracy(ml.transform(Xtr), ytr, ml.transform(Xte), yte, k) > least
+        assert _knn_accuracy(Xtr, ytr, Xte, yte, k) < 0.2
+    again = MetricLearner(rng=seed).fit(Xtr, ytr)            # the same seed, the same metric bit for bit
+    np.testing.assert_array_equal(again.components_, ml.components_)
 
 
 @pytest.mark.parametrize("heavy", [False, True])
@@ -1028,6 +1073,30 @@ def test_default_check_near_chance_is_warned_with_the_log1p_remedy():
         ml = MetricLearner(rng=0).fit(np.log1p(X), y)
     best = max(v for v in ml.check_accuracy_.values() if isinstance(v, float))
     assert ml.metric_choice_ == "learned" and best > 0.5                   # chance 0.25; measured 0.667
+
+
+def test_cross_fitted_near_chance_warning_counts_a_further_candidate_only_when_kept():
+    """Labels independent of 2,790 features, 77 rows (``learners_highdim.tiny_problem`` 6 of seed 99): the
+    cross-fitted check's standardized candidate scores above a random neighbour by more than two standard
+    errors on its rows, by luck (the best of five candidates), and is not kept (not ahead of the choice by
+    CROSSFIT_FURTHER_Z standard errors): the fit keeps a metric at chance, and the warning says so, without it."""
+    from logt.bench.learners_highdim import tiny_problem
+    g = np.random.default_rng(99)
+    for i in range(7):
+        desc, X, y, _, _ = tiny_problem(i, g)
+    assert desc.startswith("noise n=77")
+    with pytest.warns(UserWarning, match="no candidate is above chance") as rec:
+        ml = MetricLearner(rng=1).fit(X, y)
+    c = ml.check_accuracy_
+    codes = np.unique(y, return_inverse=True)[1]
+    every = np.ones(y.size, dtype=bool)
+    chance = S.chance_hits(codes, every, every)
+    limit = chance + S.chance_margin(chance, y.size)
+    assert c["how"] == "cross-fitted" and c["directions"] == "principal, class means"
+    assert c["standardized"] > limit                                   # measured 0.468 against 0.447
+    assert max(c[k] for k in ("learned", "subspace", "euclidean", "principal")) <= limit
+    (w,) = [w for w in rec if "above chance" in str(w.message)]
+    assert "standardized class means" not in str(w.message) and w.filename == __file__
 
 
 def test_default_check_above_chance_does_not_warn():

@@ -22,7 +22,8 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 __all__ = ["HIGHDIM_SETS", "IMAGES_SETS", "named_sets", "directions_text", "evaluate_set", "section", "format_section",
            "split_means", "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS",
            "identity_problem",
-           "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem", "image_problem", "image_sweep"]
+           "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem", "few_rows_identity_problem",
+           "image_problem", "image_sweep"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
 IMAGES_SETS = ("shapes28", "shapes32_ramp", "patches20", "patches24")     # highdim_data.images_sets(): --all
@@ -279,6 +280,22 @@ def identity_problem(rng):
     return f"{C} classes x {m} d={d}", X[~test], y[~test], X[test], y[test]
 
 
+def few_rows_identity_problem(rng):
+    """``(description, Xtr, ytr, Xte, yte)``: :func:`logt.experiments.highdim_data.identities` with many classes of
+    very few rows: 8-59 classes of 2-4 training rows (the default's check is cross-fitted, but where 4 rows a class
+    hold one each out in 20 classes or more), 300-2,999 features, 3-19 nuisance and 5-39 identity directions
+    (nuisance 1-5, separation 0.5-2, noise 0.5-3, raw 0..255 "pixels" on half of them), plus ``IDENTITY_TEST_ROWS``
+    test rows per class; ``rng`` a ``numpy.random.Generator``."""
+    from logt.experiments.highdim_data import identities
+    C, m, d = int(rng.integers(8, 60)), int(rng.integers(2, 5)), int(rng.integers(300, 3000))
+    X, y = identities(C, m + IDENTITY_TEST_ROWS, d, n_nuisance=int(rng.integers(3, 20)),
+                      n_identity=int(rng.integers(5, 40)), nuisance=float(rng.uniform(1, 5)),
+                      separation=float(rng.uniform(0.5, 2.0)), noise=float(rng.uniform(0.5, 3.0)),
+                      pixels=bool(rng.random() < 0.5), rng=int(rng.integers(2**31)))
+    test = np.tile(np.arange(m + IDENTITY_TEST_ROWS) >= m, C)
+    return f"{C} classes x {m} d={d}", X[~test], y[~test], X[test], y[test]
+
+
 def imbalanced_identity_problem(rng):
     """``(description, Xtr, ytr, Xte, yte, weights)``: :func:`logt.experiments.highdim_data.identities` with
     classes of unequal size: 4-24 classes of ``3 + floor(6 Pareto(1))`` training rows (at most 120), 300-2,999
@@ -300,13 +317,14 @@ def imbalanced_identity_problem(rng):
     return (f"{C} classes of {sizes.min()}-{sizes.max()} d={d}", X[train], y[train], X[test], y[test], weights)
 
 
-def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False):
+def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False, few_rows=False):
     """``MetricLearner()`` and ``MetricLearner(n_components=min(64, n - 1))`` against Euclidean k-NN on
     :func:`identity_problem` ``0..n_problems-1`` (accuracy on the test rows): rows as :func:`random_sweep`'s plus
     ``"rank64"``; ``python -m logt.bench.learners_highdim --identities N``. ``imbalanced``: on
     :func:`imbalanced_identity_problem` instead, the rows also with the accuracies weighted to the training
     proportions (``"euclid_weighted"``, ``"default_weighted"``, ``"rank64_weighted"``);
-    ``--identities N --imbalanced``."""
+    ``--identities N --imbalanced``. ``few_rows``: on :func:`few_rows_identity_problem` (``--identities N
+    --few-rows``)."""
     import warnings
 
     from logt import MetricLearner
@@ -314,7 +332,9 @@ def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False):
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        desc, Xtr, ytr, Xte, yte, *w = imbalanced_identity_problem(g) if imbalanced else identity_problem(g)
+        problem = (imbalanced_identity_problem if imbalanced else few_rows_identity_problem if few_rows else
+                   identity_problem)
+        desc, Xtr, ytr, Xte, yte, *w = problem(g)
         w = w[0] if w else None
         r = _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log, weights=w)
         with single_threaded_blas(), warnings.catch_warnings():
@@ -383,13 +403,16 @@ def image_sweep(kind, n_problems=8, seed=101, log=print):
 
 if __name__ == "__main__":
     # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny/--identities N [--seed S]
-    #                                       [--imbalanced] (with --identities) | --shapes/--patches N [--seed S]
+    #                                       [--imbalanced | --few-rows] (with --identities)
+    #                                       | --shapes/--patches N [--seed S]
     import sys
     for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1),
                                       ("--identities", identity_sweep, 78)):
         if flag in sys.argv:
             seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed
-            extra = dict(imbalanced=True) if flag == "--identities" and "--imbalanced" in sys.argv else {}
+            extra = {}
+            if flag == "--identities":
+                extra = dict(imbalanced="--imbalanced" in sys.argv, few_rows="--few-rows" in sys.argv)
             sweep(int(sys.argv[sys.argv.index(flag) + 1]), seed=seed, **extra)
             sys.exit(0)
     for kind, default_seed in (("shapes", 101), ("patches", 202)):

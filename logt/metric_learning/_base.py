@@ -549,7 +549,8 @@ class MahalanobisLearner(BaseEstimator):
         :func:`subspace.auto_rank`; with labels ``codes`` the basis also spans the class means outside
         it (:func:`subspace.class_mean_directions`, from the fit rows) and a stratified share of the
         rows is held out for the default's check (``MetricLearner._check_hits``,
-        :func:`subspace.holdout_split`).
+        :func:`subspace.holdout_split`; None when too few: the check is cross-fitted), and the check's further
+        candidate's standardized class-mean directions are kept in ``_standardized_rows`` (from the fit rows).
         ``holdout=False`` (``check=False``): no rows are held out (``fit_rows`` None, the class-mean directions
         from every row). An int ``k``: the top-``k`` principal directions (from every row); with labels
         ``codes``, ``holdout`` and wide input, the same share of the rows is held out for the check. The
@@ -602,7 +603,7 @@ class MahalanobisLearner(BaseEstimator):
                 # from the fit rows (picked by index, not copied)
                 extra = _subspace.class_mean_directions(Xa, codes, mean_a, basis_a, rows=fit_rows)
                 basis_a = np.vstack([basis_a, extra])
-                if fit_rows is not None:          # the held-out check's further candidate (MetricLearner)
+                if holdout:          # the check's further candidate (MetricLearner; cross-fitted: from every row)
                     std = _subspace.standardized_mean_directions(Xa, codes, mean_a, basis_a, rows=fit_rows)
                     self._standardized_rows = full_rows(std, active)
             k = basis_a.shape[0]
@@ -677,8 +678,11 @@ class MahalanobisLearner(BaseEstimator):
         :func:`subspace.choose_rank_candidate`)."""
         self.check_accuracy_ = {**{c: float(np.mean(v)) if v.size else 0.0 for c, v in hits.items()},
                                 "how": how, "n_rows": n_rows}
-        rule = _subspace.choose_candidate if self.n_components is None else _subspace.choose_rank_candidate
-        self.metric_choice_ = rule(hits)
+        if self.n_components is not None:
+            self.metric_choice_ = _subspace.choose_rank_candidate(hits)
+        else:              # a cross-fitted check's further candidates: a wider margin (CROSSFIT_FURTHER_Z)
+            self.metric_choice_ = _subspace.choose_candidate(
+                hits, further_z=_subspace.CROSSFIT_FURTHER_Z if how == "cross-fitted" else None)
         if any(c in hits for c in _subspace.FURTHER_CANDIDATES):
             self.check_accuracy_["directions"] = {
                 "standardized": "principal, class means, standardized class means",

@@ -40,7 +40,8 @@ from logt.metric_learning import scaling as _scaling
 __all__ = ["principal_subspace", "default_principal", "auto_rank", "uses_subspace", "project_rows",
            "loo_1nn_accuracy", "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "choose_rank_candidate",
            "ahead_by_se",
-           "CANDIDATES", "FURTHER_CANDIDATES", "CHECK_Z",
+           "CANDIDATES", "FURTHER_CANDIDATES", "CHECK_Z", "CROSSFIT_FURTHER_Z",
+           "CROSSFIT_FURTHER_BUDGET", "fold_budget", "FOLD_MIN_BUDGET",
            "class_mean_directions", "standardized_mean_directions", "holdout_split", "euclidean_candidate",
            "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
@@ -372,9 +373,13 @@ def nn1_accuracy(Zref, cref, Zq, cq, block=512):
 CANDIDATES = ("learned", "subspace", "euclidean")      # the check's candidates, in the order ties go
 FURTHER_CANDIDATES = ("standardized", "principal")     # in turn, each replaces the choice only when ahead of it
 CHECK_Z = 1.0       # a candidate other than the plainest is kept only when ahead of it by this many standard errors
+# a cross-fitted check's further candidates: kept only when ahead of the choice by this many (docs/guide/
+# high-dimensional.md, "Further candidates when cross-fitted")
+CROSSFIT_FURTHER_Z = 2.0
+CROSSFIT_FURTHER_BUDGET = 0.25  # and their fold fits at this share of the budget (at least 4,000 calls)
 
 
-def choose_candidate(hits, z=CHECK_Z):
+def choose_candidate(hits, z=CHECK_Z, further_z=None):
     """The default's check: the name of the metric to keep, from ``hits`` (name -> float (m,), each
     candidate's 1-NN hits on the same checked rows; names from ``CANDIDATES``, "learned" and
     "subspace" always present).
@@ -394,13 +399,16 @@ def choose_candidate(hits, z=CHECK_Z):
     standard errors. So a kept "standardized" stands unless "principal" beats it by as much: the more
     accurate of two candidates that both beat the plain choice is, on a few hundred rows, a coin toss (one
     random wide problem of 252 checked rows: 0.528 against 0.512 on them, 0.493 against 0.564 on new rows).
+    ``further_z`` (default ``z``): their margin instead; ``CROSSFIT_FURTHER_Z`` where the check is cross-fitted (a
+    few dozen rows: at one standard error they replaced the choice on small problems where they were worse on
+    new rows).
     """
     names = [c for c in CANDIDATES if c in hits]
     plain = "euclidean" if "euclidean" in hits else "subspace"
     best = max(names, key=lambda c: (float(np.mean(hits[c])), -names.index(c)))
     choice = best if best != plain and ahead_by_se(hits[best], hits[plain], z) else plain
     for c in FURTHER_CANDIDATES:
-        if c in hits and ahead_by_se(hits[c], hits[choice], z):
+        if c in hits and ahead_by_se(hits[c], hits[choice], z if further_z is None else further_z):
             choice = c
     return choice
 
@@ -592,6 +600,14 @@ HOLDOUT_MIN = 20              # fewer held-out rows than this: no split (the che
 FULL_RANK_HOLDOUT_MIN = 500
 FULL_RANK_CHECK_BUDGET = 0.25
 CHECK_MAX_ROWS = 2000         # the check compares at most this many held-out rows (an evenly spaced subset)
+FOLD_MIN_BUDGET = 4000        # a reduced fold fit's budget is at least this many calls (or the whole budget)
+
+
+def fold_budget(T, share):
+    """The budget of a check's fold fit at ``share`` of the budget ``T`` (oracle calls): ``share T``, at least
+    ``min(T, FOLD_MIN_BUDGET)`` (the full-rank check's cross-fitted folds, ``FULL_RANK_CHECK_BUDGET``; a
+    cross-fitted check's further candidates, ``CROSSFIT_FURTHER_BUDGET``)."""
+    return max(int(T * share), min(T, FOLD_MIN_BUDGET))
 
 
 def chance_hits(codes, ref, query):

@@ -30,10 +30,10 @@ DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", loss="pairs", whiten=None, check=False)
 
 
-def _nothing_to_beat(hits):
-    """Whether the check's choice so far (:func:`subspace.choose_candidate` of ``hits``) hits every checked row:
-    then no further candidate is fitted."""
-    return bool(np.all(hits[_subspace.choose_candidate(hits)]))
+def _nothing_to_beat(hits, further_z=None):
+    """Whether the check's choice so far (:func:`subspace.choose_candidate` of ``hits``, ``further_z`` its
+    further candidates' margin) hits every checked row: then no further candidate is fitted."""
+    return bool(np.all(hits[_subspace.choose_candidate(hits, further_z=further_z)]))
 
 
 class MetricLearner(TransformerMixin, MahalanobisLearner):
@@ -148,8 +148,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         it by one standard error too; a kept learned metric is learned again on all rows
         (``metric_choice_``, ``check_accuracy_``: the check's numbers, from the 75% fit). Classes too
         small to hold 20 rows out: the check is cross-fitted instead (4 stratified folds, each row's
-        hits under a subspace found, and a metric learned, without its fold; 4 more fits, at such ``n`` a
-        few tenths of a second). When no candidate hits the checked rows above a random neighbour by two
+        hits under a subspace found, and a metric learned, without its fold; the further candidates too, kept
+        only when ahead by two standard errors, ``subspace.CROSSFIT_FURTHER_Z``; up to 12 more fits, at such
+        ``n`` a few tenths of a second). When no candidate hits the checked rows above a random neighbour by two
         binomial standard errors (:func:`logt.metric_learning.subspace.near_chance`), a ``UserWarning`` says
         so, with the accuracies and the remedies (more rows, comparable units; counts spanning decades:
         ``numpy.log1p(X)`` first). See ``docs/guide/high-dimensional.md``. The full-rank metric is checked
@@ -246,8 +247,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         metric): the 1-NN accuracies of the check, ``learned``, ``euclidean`` and, on a subspace, ``subspace``
         (there ``euclidean`` on dense input with ``n_components=None`` only, see above; an int ``n_components``:
         ``default`` too, absent when the choice before it hit every row), ``how`` ("held-out",
-        or "cross-fitted" when the classes are too small to hold out 20 rows) and ``n_rows`` checked; held out on
-        the default's subspace, also
+        or "cross-fitted" when the classes are too small to hold out 20 rows) and ``n_rows`` checked; on the
+        default's subspace (held out or cross-fitted), also
         ``standardized`` (the metric learned with the standardized class-mean directions) and ``principal``
         (the metric learned on the principal directions alone), each absent when the check's choice so far hit
         every row (``standardized`` also without such directions), and ``directions``: the directions
@@ -411,12 +412,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
                                                             gen.spawn(1)[0])
                 principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen.spawn(1)[0])
+            elif check is not None and self.n_components is None:
+                # cross-fitted: the same two further candidates on the check's folds (spawned generators too)
+                extended, metric, principal = self._further_crossfit(X, Zall, codes_all, active_in, check[0],
+                                                                     gen.spawn(1)[0], gen.spawn(1)[0])
             elif check is not None and self.n_components is not None:
                 # an int n_components: the default's directions, truncated to rank k (a spawned generator too)
                 default = self._default_rank_check(X, codes_all, fit_rows, active_in, check[0], gen.spawn(1)[0])
             kept = self._subspace_finish(active_in, X, check, metric, principal, default)
             if check is not None:
-                self._warn_near_chance(check[0], codes_all, fit_rows)
+                self._warn_near_chance(check[0], codes_all, fit_rows, kept=kept)
             if kept == "standardized":
                 Zall = extended
             elif kept == "principal":
@@ -425,8 +430,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 Zall = default[0]
                 self._wide_subspace = False         # its coordinates scaled as the default scales them
         self._standardized_rows = self._check_folds = self._principal_top = None
-        if self.metric_choice_ == "default" or (fit_rows is not None and self.metric_choice_ == "learned"):
-            # the check kept a learned metric: learn it again on every row (the held-out ones included)
+        if self.metric_choice_ == "default" or (self.metric_choice_ == "learned" and
+                                                (fit_rows is not None or kept is not None)):
+            # the check kept a learned metric: learn it again on every row (the held-out ones included; a
+            # cross-fitted further candidate: first learned on every row here)
             choice = self.metric_choice_
             self._fit_metric(Zall, codes_all, gen)
             with single_threaded_blas():
@@ -461,8 +468,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         n = X.shape[0]
         Xe = _active_columns(X, active)
 
-        T = self._budget()
-        T_fold = max(int(T * _subspace.FULL_RANK_CHECK_BUDGET), min(T, 4000))
+        T_fold = _subspace.fold_budget(self._budget(), _subspace.FULL_RANK_CHECK_BUDGET)
 
         def learned_on(rows, T=None):
             return np.asarray(X @ self._check_fit(X[rows], codes[rows], gen, T).components_.T)
@@ -540,7 +546,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             h["euclidean"] = hits(X, active)        # the rows at the varying features: no copy of all of them
         return h, how, n_check
 
-    def _warn_near_chance(self, hits, codes, fit_rows, stacklevel=3):
+    def _warn_near_chance(self, hits, codes, fit_rows, stacklevel=3, kept=None):
         """The check (the default's, on wide input or on few features, or an int ``n_components``'s): a
         ``UserWarning`` at the caller of ``fit`` (``stacklevel`` from here) when its best candidate (``hits``:
         name -> float (m,), every candidate scored) is not above chance (:func:`subspace.near_chance`: a
@@ -550,8 +556,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         the class information sits where no candidate looks (the principal directions follow the largest
         variances: features in unrelated units, many noisy features, counts spanning decades), and the user is
         told so with the remedies. On few features (no subspace) the candidates are the full-rank metric and
-        Euclidean distances on the raw features."""
+        Euclidean distances on the raw features. Cross-fitted, a further candidate counts only when ``kept`` (the
+        further candidate :meth:`_subspace_finish` kept, or None): the best of five candidates on a few dozen rows
+        is above chance by luck more often than the best of three, which is why the rule keeps one only by
+        ``subspace.CROSSFIT_FURTHER_Z`` standard errors (measured: one scored and not kept silenced the warning on
+        a tiny problem whose labels are independent of the features, and on fits that kept plain distances)."""
         if fit_rows is None:
+            hits = {c: h for c, h in hits.items() if c not in _subspace.FURTHER_CANDIDATES or c == kept}
             ref = query = np.ones(codes.size, dtype=bool)
         else:
             ref, query = fit_rows, _subspace.check_rows(~fit_rows)
@@ -602,6 +613,66 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             return None, None
         Z2 = np.hstack([Z, _subspace.project_rows(X, self.subspace_mean_, rows)])
         return Z2, self._held_out_candidate("standardized", Z2, codes, fit_rows, hits, gen)
+
+    def _further_crossfit(self, X, Z, codes, active, hits, gen_standardized, gen_principal):
+        """The two further candidates when the check is cross-fitted (``fit_rows`` None; the check's folds,
+        ``_check_folds``): each fold's rows scored under a metric learned on the other folds' rows, on the
+        directions found from those rows as the default finds them (:func:`subspace.default_principal`, then
+        the class-mean directions), extended by their standardized class-mean directions
+        (:func:`subspace.standardized_mean_directions`; ``hits["standardized"]``), and on those principal
+        directions alone (``hits["principal"]``). Skipped as the held-out check skips them
+        (:meth:`_standardized_check`, :meth:`_principal_check`): no such directions from every row, or the
+        choice so far hits every row; a fold whose other rows have nothing to learn from
+        (:func:`subspace.can_learn`): misses. The rule keeps one only when ahead of the choice by
+        ``subspace.CROSSFIT_FURTHER_Z`` standard errors (two: a few dozen checked rows). With many classes of a few
+        rows, too few to hold any out, the class-mean directions are mostly the rows' own noise: there the
+        principal directions alone are the better metric (docs/guide/high-dimensional.md, "Further candidates when
+        cross-fitted").
+
+        ``gen_standardized``, ``gen_principal``: each candidate's fits (fresh estimators, warnings silenced, at
+        ``subspace.CROSSFIT_FURTHER_BUDGET`` of the budget, at least 4,000 calls, as the full-rank check's fold fits)
+        and range finders (above ``subspace.EXACT_MAX_FEATURES`` features). Returns ``(extended, standardized,
+        principal)`` as the held-out candidates give them: every row's coordinates on the subspace extended by
+        ``_standardized_rows`` (from every row; None when not a candidate), and, for a candidate the rule may
+        keep, a placeholder metric (one zero row on its coordinates: kept, :meth:`fit` learns it on every row),
+        else None."""
+        std_rows, kp = self._standardized_rows, self._n_principal
+        do_std = std_rows is not None and std_rows.shape[0] > 0 and not _nothing_to_beat(hits)
+        do_principal = kp < Z.shape[1]
+        if not (do_std or do_principal) or _nothing_to_beat(hits):
+            return None, None, None
+        folds = self._check_folds
+        Xa, unit = scaled_active(X, active)
+        wide = Xa.shape[1] > _subspace.EXACT_MAX_FEATURES
+        T_fold = _subspace.fold_budget(self._budget(), _subspace.CROSSFIT_FURTHER_BUDGET)
+        h = {name: np.zeros(codes.size) for name in ("standardized", "principal")}
+        for f in range(_subspace.CROSSFIT_FOLDS):
+            te = folds == f
+            tr = ~te
+            if not te.any() or not _subspace.can_learn(codes[tr]):
+                continue
+            mean_a, principal_a = _subspace.default_principal(Xa[tr], gen_standardized.spawn(1)[0] if wide else None)
+            mean = full_mean(X, active, mean_a * unit)
+            bases = {"principal": principal_a} if do_principal else {}
+            if do_std:
+                extended_a = np.vstack([principal_a, _subspace.class_mean_directions(Xa, codes, mean_a, principal_a,
+                                                                                     rows=tr)])
+                bases["standardized"] = np.vstack([extended_a, _subspace.standardized_mean_directions(
+                    Xa, codes, mean_a, extended_a, rows=tr)])
+            for name, basis_a in bases.items():
+                Zf = _subspace.project_rows(X, mean, full_rows(basis_a, active))
+                g = gen_standardized if name == "standardized" else gen_principal
+                A = Zf @ self._check_fit(Zf[tr], codes[tr], g, T_fold).components_.T
+                h[name][te] = _subspace.split_hits(A, codes, tr, te)
+        extended = metric = principal = None
+        if do_std:
+            hits["standardized"] = h["standardized"]
+            extended = np.hstack([Z, _subspace.project_rows(X, self.subspace_mean_, std_rows)])
+            metric = np.zeros((1, extended.shape[1]))
+        if do_principal and not _nothing_to_beat(hits, _subspace.CROSSFIT_FURTHER_Z):
+            hits["principal"] = h["principal"]
+            principal = np.zeros((1, kp))
+        return extended, metric, principal
 
     def _principal_check(self, Z, codes, fit_rows, hits, gen):
         """The held-out check's other further candidate: the metric learned, on the fit rows, on the principal
