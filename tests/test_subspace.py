@@ -685,6 +685,34 @@ def test_classes_of_two_rows_cross_fitted_keep_the_principal_directions(seed):
     np.testing.assert_array_equal(again.components_, ml.components_)
 
 
+def test_cross_fitted_standardized_candidate_skipped_where_its_directions_outnumber_the_principal_ones(monkeypatch):
+    """80 classes of 2 rows in 600 features: the standardized class-mean directions from every row (up to 79)
+    outnumber the principal ones, and the cross-fitted check does not fit that candidate (its fits' projections
+    would be eigendecompositions of that size; 800 classes of 3 rows: 127 s against 49 s without it); the
+    principal-only candidate is fitted, kept, and separates new rows."""
+    from logt.experiments.highdim_data import identities
+    X, y = identities(80, 7, 600, nuisance=4.0, separation=1.0, noise=1.0, rng=3)
+    test = np.tile(np.arange(7) >= 2, 80)
+    Xtr, ytr, Xte, yte = X[~test], y[~test], X[test], y[test]
+    mean, P = S.default_principal(Xtr, None)
+    V = np.vstack([P, S.class_mean_directions(Xtr, ytr, mean, P)])
+    assert S.standardized_mean_directions(Xtr, ytr, mean, V).shape[0] > P.shape[0]
+    widths = []
+    inner = MetricLearner._check_fit
+
+    def recording(self, Z, codes, gen, T=None, as_default=False):
+        widths.append(Z.shape[1])
+        return inner(self, Z, codes, gen, T, as_default)
+    monkeypatch.setattr(MetricLearner, "_check_fit", recording)
+    ml = MetricLearner(rng=0).fit(Xtr, ytr)
+    c = ml.check_accuracy_
+    assert c["how"] == "cross-fitted" and "standardized" not in c and c["directions"] == "principal"
+    # the check's fold fits: 4 on each fold's principal and class-mean directions, 4 on its principal ones alone
+    assert len(widths) == 2 * S.CROSSFIT_FOLDS and max(widths) <= V.shape[0] + 10       # the standardized: ~80 more
+    assert _knn_accuracy(ml.transform(Xtr), ytr, ml.transform(Xte), yte, 1) > 0.9     # measured 1.0
+    assert _knn_accuracy(Xtr, ytr, Xte, yte, 1) < 0.2                                  # measured 0.025
+
+
 @pytest.mark.parametrize("heavy", [False, True])
 def test_span_rows_reproduce_euclidean_neighbours_from_new_points(heavy):
     g = np.random.default_rng(5)
