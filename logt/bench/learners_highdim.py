@@ -329,11 +329,10 @@ def identity_sweep(n_problems=30, seed=78, log=print, imbalanced=False, few_rows
 
     from logt import MetricLearner
     from logt._threads import single_threaded_blas
+    problem = imbalanced_identity_problem if imbalanced else few_rows_identity_problem if few_rows else identity_problem
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        problem = (imbalanced_identity_problem if imbalanced else few_rows_identity_problem if few_rows else
-                   identity_problem)
         desc, Xtr, ytr, Xte, yte, *w = problem(g)
         w = w[0] if w else None
         r = _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log, weights=w)

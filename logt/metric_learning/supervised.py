@@ -642,7 +642,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         # the standardized candidate only where its directions are no more than the principal ones: each of its
         # fits' projections is an eigendecomposition of that size, and with more classes than that, of few rows
         # each, class-mean directions of either kind are their rows' noise (the principal candidate's case)
-        do_std = std_rows is not None and 0 < std_rows.shape[0] <= kp and not _nothing_to_beat(hits)
+        do_std = std_rows is not None and 0 < std_rows.shape[0] <= kp
         do_principal = kp < Z.shape[1]
         if not (do_std or do_principal) or _nothing_to_beat(hits):
             return None, None, None
