@@ -41,7 +41,7 @@ __all__ = ["principal_subspace", "default_principal", "auto_rank", "uses_subspac
            "loo_1nn_accuracy", "nn1_accuracy", "loo_1nn_hits", "nn1_hits", "choose_candidate", "choose_rank_candidate",
            "ahead_by_se",
            "CANDIDATES", "FURTHER_CANDIDATES", "CHECK_Z", "CROSSFIT_FURTHER_Z",
-           "CROSSFIT_FURTHER_BUDGET", "fold_budget", "FOLD_MIN_BUDGET",
+           "CROSSFIT_BUDGET", "fold_budget", "FOLD_MIN_BUDGET",
            "class_mean_directions", "standardized_mean_directions", "holdout_split", "euclidean_candidate",
            "euclidean_rank", "euclidean_rows",
            "selection_rows", "span_rows",
@@ -376,7 +376,9 @@ CHECK_Z = 1.0       # a candidate other than the plainest is kept only when ahea
 # a cross-fitted check's further candidates: kept only when ahead of the choice by this many (docs/guide/
 # high-dimensional.md, "Further candidates when cross-fitted")
 CROSSFIT_FURTHER_Z = 2.0
-CROSSFIT_FURTHER_BUDGET = 0.25  # and their fold fits at this share of the budget (at least 4,000 calls)
+# the default's cross-fitted check: its fold fits (the learned candidate's and the further candidates') at this share
+# of the budget, at least 4,000 calls (docs/guide/high-dimensional.md, "Memory and time")
+CROSSFIT_BUDGET = 0.25
 
 
 def choose_candidate(hits, z=CHECK_Z, further_z=None):
@@ -606,7 +608,7 @@ FOLD_MIN_BUDGET = 4000        # a reduced fold fit's budget is at least this man
 def fold_budget(T, share):
     """The budget of a check's fold fit at ``share`` of the budget ``T`` (oracle calls): ``share T``, at least
     ``min(T, FOLD_MIN_BUDGET)`` (the full-rank check's cross-fitted folds, ``FULL_RANK_CHECK_BUDGET``; a
-    cross-fitted check's further candidates, ``CROSSFIT_FURTHER_BUDGET``)."""
+    default's cross-fitted check, ``CROSSFIT_BUDGET``)."""
     return max(int(T * share), min(T, FOLD_MIN_BUDGET))
 
 

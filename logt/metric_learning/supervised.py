@@ -632,7 +632,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         cross-fitted").
 
         ``gen_standardized``, ``gen_principal``: each candidate's fits (fresh estimators, warnings silenced, at
-        ``subspace.CROSSFIT_FURTHER_BUDGET`` of the budget, at least 4,000 calls, as the full-rank check's fold fits)
+        ``subspace.CROSSFIT_BUDGET`` of the budget, at least 4,000 calls, as the learned candidate's fold fits)
         and range finders (above ``subspace.EXACT_MAX_FEATURES`` features). Returns ``(extended, standardized,
         principal)`` as the held-out candidates give them: every row's coordinates on the subspace extended by
         ``_standardized_rows`` (from every row; None when not a candidate), and, for a candidate the rule may
@@ -649,7 +649,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         folds = self._check_folds
         Xa, unit = scaled_active(X, active)
         wide = Xa.shape[1] > _subspace.EXACT_MAX_FEATURES
-        T_fold = _subspace.fold_budget(self._budget(), _subspace.CROSSFIT_FURTHER_BUDGET)
+        T_fold = _subspace.fold_budget(self._budget(), _subspace.CROSSFIT_BUDGET)
         h = {name: np.zeros(codes.size) for name in ("standardized", "principal")}
         for f in range(_subspace.CROSSFIT_FOLDS):
             te = folds == f
@@ -784,11 +784,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         checked rows, and plain distances were kept). A fold whose other rows hold one class only, or no two
         points of a class, has nothing to learn from (:func:`subspace.can_learn`): its rows count as misses of
         the learned metric. The fold fits run on fresh estimators (``self`` is untouched), their warnings
-        silenced; the range finder (above ``subspace.EXACT_MAX_FEATURES`` features) draws from generators
+        silenced, the default's at ``subspace.CROSSFIT_BUDGET`` of the budget (at least 4,000 calls: as its further
+        candidates' and the full-rank check's fold fits; an int ``n_components``': at the whole budget); the range finder (above ``subspace.EXACT_MAX_FEATURES`` features) draws from generators
         spawned from ``gen``."""
         folds = _subspace.fold_split(codes, gen)
         Xa, unit = scaled_active(X, active)
         wide = Xa.shape[1] > _subspace.EXACT_MAX_FEATURES
+        # the default's fold fits at a share of the budget (an int n_components': the whole of it)
+        T_fold = (_subspace.fold_budget(self._budget(), _subspace.CROSSFIT_BUDGET) if self.n_components is None
+                  else None)
         hits = {c: np.zeros(X.shape[0]) for c in ("learned", "subspace")}
         for f in range(_subspace.CROSSFIT_FOLDS):
             te = folds == f
@@ -809,7 +813,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits["subspace"][te] = _subspace.split_hits(Z, codes, tr, te)
             if not _subspace.can_learn(codes[tr]):
                 continue
-            A = Z @ self._check_fit(Z[tr], codes[tr], gen).components_.T
+            A = Z @ self._check_fit(Z[tr], codes[tr], gen, T_fold).components_.T
             hits["learned"][te] = _subspace.split_hits(A, codes, tr, te)
         return folds, hits
 
