@@ -161,7 +161,9 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
         With ``x, fun, n_calls, n_projections, n_epochs, method, params, trace,
         success, message`` (``method``: the method that ran; ``message`` says how
         much of ``T`` was used and, for a run that did not converge, why and what
-        to do).
+        to do). ``params["rescue"]``: None, or what a safeguard's own larger draw found
+        when it kept a run going that it would otherwise have stopped (the run's own
+        measurements had missed the gradient; ``success`` is then False).
 
     Raises
     ------
@@ -337,6 +339,16 @@ def solve(oracle, domain, T, method="auto", *, options=None, L=None, lam=None, G
         success = False
         message = (f"did not converge: {verdict['cause']}. Remedy: {verdict['remedy']}. ({message})")
         warning = f"logt.minimize (method {name!r}): {message}"
+    elif run.rescue is not None:
+        # a safeguard found the gradient scale of the run's own measurements too small (rare samples carry the
+        # gradient): its step, noise and verdict rest on those measurements, so it cannot vouch for the result
+        success = False
+        message = (f"did not converge (unverified): {run.rescue}; the run's step size, noise and convergence "
+                   "estimates rest on means of fewer samples, which missed what carries the gradient (heavy-tailed "
+                   "gradient noise). Remedy: a larger T, larger batches (options B1), or explicit parameters "
+                   f"(L, or eta, M, B1). ({message})")
+        warning = f"logt.minimize (method {name!r}): {message}"
+    used["rescue"] = run.rescue
     res = MinimizeResult(
         x=x, fun=fun, n_calls=int(run.n_calls), n_projections=int(run.n_projections),
         n_epochs=int(n_epochs), method=name, params=used, trace=run.trace(),

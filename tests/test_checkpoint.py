@@ -13,6 +13,7 @@ from logt import CheckpointError
 from logt.domains import EuclideanBall, PSDCone, TraceBoundedPSD
 from logt.oracles import FunctionOracle, PSDQuadratic
 from _child import popen_python
+from _oracles import rare_heavy
 
 
 CASES = [
@@ -306,3 +307,29 @@ def test_logt_acc_resumes_bit_identical_from_inside_its_tail(tmp_path, where):
     resumed = logt.minimize(again, dom, T, method="logt_acc", rng=7, resume=path)
     assert_same_result(full, resumed)
     assert again.n == counter.n - k + 1                              # from the crashed step on, nothing more
+
+
+@pytest.mark.parametrize("method, seed", [("logt", 1), ("logt_acc", 0)])
+def test_a_rescued_run_resumes_bit_identical(tmp_path, method, seed):
+    """A run that a safeguard's own larger draw kept going (tests/test_run.py, the rare-sample problem) resumes
+    from a checkpoint written after that draw to the same result, its ``rescue`` and ``success=False`` too."""
+    with pytest.warns(logt.ConvergenceWarning):
+        full = logt.minimize(rare_heavy()[1], EuclideanBall(3, 1e6), 200_000, method=method, rng=seed)
+    assert full.params["rescue"] is not None
+    n_rows = len(full.trace["n_calls"])
+    seen = []
+
+    def crash(state):
+        seen.append(state.n_calls)
+        if len(seen) == n_rows - 1:
+            raise Boom
+
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(Boom):
+        logt.minimize(rare_heavy()[1], EuclideanBall(3, 1e6), 200_000, method=method, rng=seed, callback=crash,
+                      checkpoint=path, checkpoint_every=0)
+    with pytest.warns(logt.ConvergenceWarning):
+        resumed = logt.minimize(rare_heavy()[1], EuclideanBall(3, 1e6), 200_000, method=method, rng=seed,
+                                resume=path)
+    assert_same_result(full, resumed)
+    assert not resumed.success

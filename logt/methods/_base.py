@@ -24,9 +24,13 @@ callback and writes checkpoints):
 import math
 import numbers
 
-__all__ = ["Method", "Option", "register", "get_method", "method_names", "REGISTRY"]
+__all__ = ["Method", "Option", "register", "get_method", "method_names", "REGISTRY", "GUARD_RECHECK_CALLS"]
 
 REGISTRY = {}
+# before a run is called diverged (logt._run's guard) or out of retries on its trust balls (logT's and AC-SA's auto
+# rules), one mean gradient of this many samples (at most the calls left; counted) is drawn at the start point, once
+# per run: the scales of both are sample means, which can all miss the few samples that carry the gradient
+GUARD_RECHECK_CALLS = 10_000
 
 
 class Option:

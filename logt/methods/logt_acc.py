@@ -14,7 +14,8 @@ import numpy as np
 
 from logt.curvature import estimate_curvature
 from logt.methods import convergence as _chk
-from logt.methods._base import Method, Option, one_of, positive_float, positive_int, probability, register
+from logt.methods._base import (GUARD_RECHECK_CALLS, Method, Option, one_of, positive_float, positive_int,
+                               probability, register)
 
 PARAM_RULES = ("auto", "theory", "explicit")
 N_FACTOR = 32.0          # N(N+1) >= 32 L/lam: 4 L/(lam N (N+1)) <= 1/8 contraction of the bias per stage
@@ -516,7 +517,8 @@ class LogTAcc(Method):
             st.update(_chk.new_state(run.shape))
             st.update(g_prev=np.zeros(run.shape), checked=False, p=x.copy(), L=float(params["L_used"]),
                       plan=[[int(n), int(b)] for n, b in params["plan"]], stage=None, R_trust=-1.0,
-                      retries=0, stages=[], proj0=int(run.n_projections), done=False,
+                      retries=0, L_pre=0.0, fail_g=math.inf, rechecked=False, gref_recheck=0.0, stages=[],
+                      proj0=int(run.n_projections), done=False,
                       stage_calls0=0, stage_proj0=0, failed_calls=0, failed_projections=0,
                       last_estimate=None, last_estimate_calls=0, tail=None)
         return st
@@ -649,9 +651,37 @@ def _last_stage_curvature(run, params, st, N, B):
     return N, R_left // N
 
 
+def _rescued_by_recheck(run, st):
+    """Out of retries: whether one mean gradient of ``min(GUARD_RECHECK_CALLS, T - n_calls)`` samples (counted) at
+    the stage's start shows the trust ball's gradient scale was too small for the last failure (``fail_g``: the
+    scale that would have held its iterate). Then the run's ``gref`` takes it (``gref_recheck``) and the retries
+    start over from the ``L`` before them (once per run; logT's :func:`logt.methods.logt._rescued_by_recheck`)."""
+    B = min(GUARD_RECHECK_CALLS, run.T - run.n_calls)
+    if st["rechecked"] or B < 1:
+        return False
+    st["rechecked"] = True
+    g = np.empty(run.shape)
+    run.grad(st["p"], B, g, epoch=st["k"], phase="the trust ball's estimate of ||grad F|| at the stage's start")
+    gnorm = float(np.linalg.norm(g))
+    if not gnorm >= st["fail_g"]:
+        return False
+    gref = max(float(run.grad_scale or 0.0), st["gref_recheck"], 1e-300)
+    run.rescue = (f"AC-SA's stage {st['k']} failed its trust ball {MAX_RETRIES + 1} times, and a mean of {B:,} "
+                  f"gradients at the stage's start has norm {gnorm:.3g}, {gnorm / gref:.3g} times the ball's scale "
+                  "(the run's first mean); the stages went on from there")
+    st["gref_recheck"] = max(st["gref_recheck"], gnorm)
+    st["retries"] = 0
+    return True
+
+
 def _fail_stage(run, params, st, why):
-    """Roll the stage back to its start with a 4x larger ``L`` and re-plan the rest of the budget."""
+    """Roll the stage back to its start with a 4x larger ``L`` and re-plan the rest of the budget (out of retries:
+    raise, unless the trust ball's scale was too small, :func:`_rescued_by_recheck`: then from the ``L`` before
+    the retries)."""
+    if st["retries"] == 0:
+        st["L_pre"] = st["L"]
     st["retries"] += 1
+    rescued = st["retries"] > MAX_RETRIES and _rescued_by_recheck(run, st)
     if st["retries"] > MAX_RETRIES:
         raise FloatingPointError(
             f"method 'logt_acc' (params='auto'), stage {st['k']}: no stable smoothness found after "
@@ -662,7 +692,10 @@ def _fail_stage(run, params, st, why):
     st["failed_projections"] += int(run.n_projections) - st["stage_proj0"]
     np.copyto(st["xag"], st["p"])
     np.copyto(st["x"], st["p"])
-    st["L"] = RETRY_FACTOR * max(st["L"], float(st["tail"]["L"]) if st.get("tail") else 0.0)
+    if rescued:
+        st["L"] = st["L_pre"]
+    else:
+        st["L"] = RETRY_FACTOR * max(st["L"], float(st["tail"]["L"]) if st.get("tail") else 0.0)
     st["tail"] = None
     _drop_burn_in(st)
     used = int(run.n_projections) - int(st["proj0"])
@@ -710,7 +743,7 @@ def _drive_auto(run, params, st):
     G = np.empty(run.shape)
     u = np.empty(run.shape)
     sigma2 = float(params.get("noise_sigma2") or 0.0)
-    gref = float(run.grad_scale or 0.0)
+    gref = max(float(run.grad_scale or 0.0), float(st.get("gref_recheck", 0.0)))
     while not st["done"]:
         if st["stage"] is None and not _stage_start(run, params, st):
             break
@@ -721,6 +754,7 @@ def _drive_auto(run, params, st):
             failed = _drive_tail(run, st, sigma2, gref)
             if failed is not None:
                 _fail_stage(run, params, st, failed)
+                gref = max(gref, st["gref_recheck"])
                 continue
             st["plan"].pop(0)
             st.update(k=k + 1, t=0, stage=None, done=True)
@@ -733,11 +767,13 @@ def _drive_auto(run, params, st):
                 _acsa_step(run, x, xag, xmd, G, u, t, B, L, mu, k)
             except FloatingPointError as exc:
                 failed = str(exc)
+                st["fail_g"] = math.inf                           # not a matter of the ball's scale
                 break
             if st["R_trust"] < 0:
                 st["R_trust"] = _trust_radius(G, gref, sigma2, B, mu)
             dist = max(float(np.linalg.norm(x - st["p"])), float(np.linalg.norm(xag - st["p"])))
             if not dist <= st["R_trust"]:
+                st["fail_g"] = dist * mu / TRUST                  # the scale whose ball holds this iterate
                 failed = (f"the iterate left the trust ball around the stage's start (distance {dist:.3g} > "
                           f"{st['R_trust']:.3g}) at iteration {t}")
                 break
@@ -749,6 +785,7 @@ def _drive_auto(run, params, st):
                 run.boundary(st, record=False)
         if failed is not None:
             _fail_stage(run, params, st, failed)
+            gref = max(gref, st["gref_recheck"])
             continue
         st["stages"].append([int(N), int(B), float(L)])
         st["plan"].pop(0)
@@ -993,9 +1030,11 @@ def _drive_tail(run, st, sigma2, gref):
                 if t == burn:
                     _momentum_test(run, st, tl, G)
         except FloatingPointError as exc:
+            st["fail_g"] = math.inf
             return str(exc)
         dist = float(np.linalg.norm(x - st["p"]))
         if not dist <= st["R_trust"]:
+            st["fail_g"] = dist * mu / TRUST
             return (f"the tail's iterate left the trust ball around its start (distance {dist:.3g} > "
                     f"{st['R_trust']:.3g}) at step {t}")
         st["t"] = t
