@@ -136,6 +136,18 @@ class Run:
             self.guard_scale = max(self.guard_scale or 0.0, float(np.linalg.norm(out)))
         return out
 
+    def recheck_gradient_norm(self, w, *, epoch=None, step=None, eta=None, phase=None):
+        """``(norm, B)``: the norm of one mean gradient at ``w`` of ``B = min(GUARD_RECHECK_CALLS, T - n_calls)``
+        samples (counted), or ``(None, 0)`` when no call is left. The safeguards' own measurement before they stop
+        a run (the divergence guard below, the trust balls of logT's and AC-SA's auto rules; once per run each):
+        their scales are means of fewer samples, which can all miss the few samples that carry the gradient."""
+        B = min(GUARD_RECHECK_CALLS, self.T - self.n_calls)
+        if B < 1:
+            return None, 0
+        g = np.empty(self.shape)
+        self.grad(w, B, g, epoch=epoch, step=step, eta=eta, phase=phase)
+        return float(np.linalg.norm(g)), B
+
     def _at_x0(self, w):
         """Whether ``w`` is the start point (one element compared first: cheap when it is not)."""
         x0 = self.x0
@@ -235,13 +247,12 @@ class Run:
         amax = float(np.max(np.abs(diff))) if diff.size else 0.0
         dist = amax * float(np.linalg.norm(diff / amax)) if amax > 0 else 0.0     # no overflow
         bound = DIVERGENCE_FACTOR * scale / self.lam
-        B = min(GUARD_RECHECK_CALLS, self.T - self.n_calls)
-        if dist > bound and dist > 0 and not self.guard_rechecked and B >= 1:
+        if dist > bound and dist > 0 and not self.guard_rechecked:
             # every mean gradient drawn at x0 may have missed the few samples that carry the gradient: one
-            # larger draw there (counted; it raises guard_scale if larger) before calling the run diverged
+            # larger draw there (counted; at x0 it raises guard_scale if larger) before calling the run diverged
             self.guard_rechecked = True
-            self.grad(self.x0, B, np.empty(self.shape), epoch=epoch, step=step, eta=eta,
-                      phase="the divergence guard's estimate of ||grad F(x0)||")
+            _, B = self.recheck_gradient_norm(self.x0, epoch=epoch, step=step, eta=eta,
+                                              phase="the divergence guard's estimate of ||grad F(x0)||")
             old, scale = scale, max(scale, self.guard_scale or 0.0)
             bound = DIVERGENCE_FACTOR * scale / self.lam
             if dist <= bound:

@@ -24,13 +24,26 @@ callback and writes checkpoints):
 import math
 import numbers
 
-__all__ = ["Method", "Option", "register", "get_method", "method_names", "REGISTRY", "GUARD_RECHECK_CALLS"]
+__all__ = ["Method", "Option", "register", "get_method", "method_names", "REGISTRY", "GUARD_RECHECK_CALLS",
+           "trust_scale_recheck"]
 
 REGISTRY = {}
 # before a run is called diverged (logt._run's guard) or out of retries on its trust balls (logT's and AC-SA's auto
 # rules), one mean gradient of this many samples (at most the calls left; counted) is drawn at the start point, once
 # per run: the scales of both are sample means, which can all miss the few samples that carry the gradient
 GUARD_RECHECK_CALLS = 10_000
+
+
+def trust_scale_recheck(run, st, w, phase):
+    """A run out of retries on its trust balls (logT's and AC-SA's auto rules): once per run (``st["rechecked"]``),
+    the norm of one counted mean gradient at the segment's start ``w`` (:meth:`logt._run.Run.recheck_gradient_norm`)
+    when it is at least ``st["fail_g"]``, the scale whose ball would have held the last failed iterate (the run's
+    own means had missed the gradient), else None."""
+    if st["rechecked"]:
+        return None
+    st["rechecked"] = True
+    gnorm, _ = run.recheck_gradient_norm(w, epoch=st["k"], phase=phase)
+    return gnorm if gnorm is not None and gnorm >= st["fail_g"] else None
 
 
 class Option:

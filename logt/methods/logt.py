@@ -13,8 +13,8 @@ from logt import params as _params
 from logt.curvature import estimate_curvature, estimate_curvature_adaptive
 from logt.gradient_noise import BATCHES_PER_ROUND, estimate_gradient_noise
 from logt.methods import convergence as _chk
-from logt.methods._base import (GUARD_RECHECK_CALLS, Method, Option, one_of, positive_float, positive_int,
-                               probability, register)
+from logt.methods._base import (Method, Option, one_of, positive_float, positive_int, probability, register,
+                               trust_scale_recheck)
 
 PARAM_RULES = ("auto", "theorem1", "theorem2", "explicit")
 
@@ -371,23 +371,16 @@ def _trust_radius(st, s1, eta, lam, M, noise):
 
 
 def _rescued_by_recheck(run, st):
-    """Out of retries: whether one mean gradient of ``min(GUARD_RECHECK_CALLS, T - n_calls)`` samples (counted) at
-    the epoch's start shows the ball's gradient scale was too small for the last failure (``fail_g``: the ``g`` that
-    would have held its iterate). Then ``gref`` takes it, the step is the one before the retries and they start
-    over (once per run). The ball's scales are means of fewer samples, which can all miss the few samples that
-    carry the gradient: a metric learner's anchors on data with 2-3% outlier rows drew scales near ``1e-8``
-    against a gradient of ``0.05``, and every retry, at ever smaller steps, "left" a ball around a point it never
-    strayed from."""
-    B = min(GUARD_RECHECK_CALLS, run.T - run.n_calls)
-    if st["rechecked"] or B < 1:
+    """Out of retries: whether a larger mean gradient at the epoch's start
+    (:func:`~logt.methods._base.trust_scale_recheck`) shows the ball's gradient scale was too small for the last
+    failure. Then ``gref`` takes it, the step is the one before the retries and they start over (once per run). The
+    ball's scales are means of fewer samples, which can all miss the few samples that carry the gradient: a metric
+    learner's anchors on data with 2-3% outlier rows drew scales near ``1e-8`` against a gradient of ``0.05``, and
+    every retry, at ever smaller steps, "left" a ball around a point it never strayed from."""
+    gnorm = trust_scale_recheck(run, st, st["w0"], "the trust ball's estimate of ||grad F|| at the epoch's start")
+    if gnorm is None:
         return False
-    st["rechecked"] = True
-    g = np.empty(run.shape)
-    run.grad(st["w0"], B, g, epoch=st["k"], phase="the trust ball's estimate of ||grad F|| at the epoch's start")
-    gnorm = float(np.linalg.norm(g))
-    if not gnorm >= st["fail_g"]:
-        return False
-    run.rescue = (f"logT's epoch {st['k']} failed its trust ball {MAX_RETRIES + 1} times, and a mean of {B:,} "
+    run.rescue = (f"logT's epoch {st['k']} failed its trust ball {MAX_RETRIES + 1} times, and a larger mean of "
                   f"gradients at the epoch's start has norm {gnorm:.3g}, {gnorm / max(st['gref'], 1e-300):.3g} times "
                   "the ball's scale (the largest of the smaller means); the epochs went on from there")
     st["gref"] = max(st["gref"], gnorm)

@@ -14,8 +14,8 @@ import numpy as np
 
 from logt.curvature import estimate_curvature
 from logt.methods import convergence as _chk
-from logt.methods._base import (GUARD_RECHECK_CALLS, Method, Option, one_of, positive_float, positive_int,
-                               probability, register)
+from logt.methods._base import (Method, Option, one_of, positive_float, positive_int, probability, register,
+                               trust_scale_recheck)
 
 PARAM_RULES = ("auto", "theory", "explicit")
 N_FACTOR = 32.0          # N(N+1) >= 32 L/lam: 4 L/(lam N (N+1)) <= 1/8 contraction of the bias per stage
@@ -652,21 +652,15 @@ def _last_stage_curvature(run, params, st, N, B):
 
 
 def _rescued_by_recheck(run, st):
-    """Out of retries: whether one mean gradient of ``min(GUARD_RECHECK_CALLS, T - n_calls)`` samples (counted) at
-    the stage's start shows the trust ball's gradient scale was too small for the last failure (``fail_g``: the
-    scale that would have held its iterate). Then the run's ``gref`` takes it (``gref_recheck``) and the retries
-    start over from the ``L`` before them (once per run; logT's :func:`logt.methods.logt._rescued_by_recheck`)."""
-    B = min(GUARD_RECHECK_CALLS, run.T - run.n_calls)
-    if st["rechecked"] or B < 1:
-        return False
-    st["rechecked"] = True
-    g = np.empty(run.shape)
-    run.grad(st["p"], B, g, epoch=st["k"], phase="the trust ball's estimate of ||grad F|| at the stage's start")
-    gnorm = float(np.linalg.norm(g))
-    if not gnorm >= st["fail_g"]:
+    """Out of retries: whether a larger mean gradient at the stage's start
+    (:func:`~logt.methods._base.trust_scale_recheck`) shows the trust ball's gradient scale was too small for the
+    last failure. Then the run's ``gref`` takes it (``gref_recheck``) and the retries start over from the ``L``
+    before them (once per run; logT's :func:`logt.methods.logt._rescued_by_recheck`)."""
+    gnorm = trust_scale_recheck(run, st, st["p"], "the trust ball's estimate of ||grad F|| at the stage's start")
+    if gnorm is None:
         return False
     gref = max(float(run.grad_scale or 0.0), st["gref_recheck"], 1e-300)
-    run.rescue = (f"AC-SA's stage {st['k']} failed its trust ball {MAX_RETRIES + 1} times, and a mean of {B:,} "
+    run.rescue = (f"AC-SA's stage {st['k']} failed its trust ball {MAX_RETRIES + 1} times, and a larger mean of "
                   f"gradients at the stage's start has norm {gnorm:.3g}, {gnorm / gref:.3g} times the ball's scale "
                   "(the run's first mean); the stages went on from there")
     st["gref_recheck"] = max(st["gref_recheck"], gnorm)
