@@ -1,4 +1,4 @@
-"""The spectra and expression sweeps (logt.bench.learners_families)."""
+"""The spectra, expression, multimodal and outlier-rows sweeps (logt.bench.learners_families)."""
 import numpy as np
 import pytest
 
@@ -18,7 +18,8 @@ def test_family_problem_is_seeded_with_test_rows_of_the_same_distribution(kind):
     desc, Xtr, ytr, Xte, yte = a
     assert Xte.shape == (300, Xtr.shape[1]) and yte.shape == (300,) and len(ytr) == Xtr.shape[0]
     assert f"n={len(ytr)} d={Xtr.shape[1]}" in desc and set(np.unique(yte)) == set(np.unique(ytr))
-    lo, hi = ((200, 2000), (300, 2500)) if kind == "spectra" else ((60, 500), (1000, 12000))
+    lo, hi = {"spectra": ((200, 2000), (300, 2500)), "expression": ((60, 500), (1000, 12000)),
+              "multimodal": ((200, 2000), (500, 3000)), "outliers": ((200, 2000), (300, 2000))}[kind]
     assert lo[0] <= len(ytr) < lo[1] and hi[0] <= Xtr.shape[1] < hi[1]
     with pytest.raises(ValueError, match="kind must be one of"):
         LF.family_problem("faces", np.random.default_rng(8))
@@ -29,6 +30,13 @@ def _small(kind):
     if kind == "spectra":
         X, y = H.spectra(360, 120, n_classes=3, peak=0.1, noise=0.5, rng=2)
         return "spectra n=160 d=120 classes=3", X[:160], y[:160], X[160:], y[160:]
+    if kind == "multimodal":
+        X, y = H.multimodal(300, 120, n_classes=2, n_clusters=2, n_informative=3, sep=3.0, rng=2)
+        return "multimodal n=150 d=120 classes=2 clusters=2", X[:150], y[:150], X[150:], y[150:]
+    if kind == "outliers":
+        X, y = H.dense_classification(300, 100, n_informative=5, n_classes=2, rng=2)
+        X, _ = H.with_outlier_rows(X, 0.02, 1e4, rng=2)
+        return "outliers 2.0% n=150 d=100 classes=2", X[:150], y[:150], X[150:], y[150:]
     X, y = H.expression(330, 150, n_classes=2, n_informative=10, shift=1.5, counts=True, rng=2)
     return "expression counts n=130 d=150 classes=2", X[:130], y[:130], X[130:], y[130:]
 

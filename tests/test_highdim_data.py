@@ -206,3 +206,48 @@ def test_expression_counts_are_skewed_integers_of_the_log_values():
         H.expression(10, 50, n_informative=60)
     with pytest.raises(ValueError, match="expression needs"):
         H.expression(10, 50, n_classes=1)
+
+
+def test_multimodal_classes_differ_by_their_clusters_not_their_means():
+    from scipy.stats import f_oneway
+    from sklearn.neighbors import KNeighborsClassifier
+    X, y = H.multimodal(1800, 400, n_classes=3, n_clusters=3, n_informative=4, sep=4.0, noise=1.0, rng=7)
+    assert X.shape == (1800, 400) and np.array_equal(np.bincount(y), [600] * 3)
+    # the informative coordinates: the spread of 9 cluster centres on top of unit noise
+    informative = np.flatnonzero(X.var(axis=0) > 3.0)
+    assert informative.size == 4
+    # no class mean differs (the centres are centred per class): no coordinate separates the classes on average
+    # beyond what the clusters' sampling leaves
+    means = np.array([X[y == c][:, informative].mean(0) for c in range(3)])
+    assert np.abs(means).max() < 1.0 < X[:, informative].std(0).min()
+    # the clusters do: 1-NN on the informative coordinates against 1-NN on all of them
+    tr = np.arange(1800) < 1200
+    nn = lambda cols: KNeighborsClassifier(1).fit(X[tr][:, cols], y[tr]).score(X[~tr][:, cols], y[~tr])  # noqa: E731
+    assert nn(informative) > 0.9 and nn(np.arange(400)) < nn(informative) - 0.2
+    assert np.all(f_oneway(*(X[y == c][:, np.setdiff1d(np.arange(400), informative)] for c in range(3))).pvalue
+                  > 1e-6)                                                   # the noise carries no class
+    a = H.multimodal(50, 30, rng=3)
+    assert all(np.array_equal(u, v) for u, v in zip(a, H.multimodal(50, 30, rng=3)))
+    g = np.random.default_rng(3)
+    assert not np.array_equal(H.multimodal(50, 30, rng=g)[0], H.multimodal(50, 30, rng=g)[0])
+    for bad in (dict(n_classes=1), dict(n_clusters=1), dict(n_informative=30), dict(n_informative=0),
+                dict(sep=-1.0), dict(noise=-1.0)):
+        with pytest.raises(ValueError, match="multimodal needs"):
+            H.multimodal(50, 30, **bad)
+
+
+def test_with_outlier_rows_scales_entries_of_a_few_rows_only():
+    X = np.random.default_rng(0).standard_normal((400, 50))
+    Y, rows = H.with_outlier_rows(X, frac=0.025, scale=1e5, entries=0.1, rng=2)
+    assert rows.size == 10 and np.all(np.diff(rows) > 0) and Y is not X
+    changed = Y != X
+    assert np.array_equal(np.flatnonzero(changed.any(axis=1)), rows)
+    assert np.all(changed[rows].sum(axis=1) == 5)                             # 10% of 50 entries
+    np.testing.assert_allclose(Y[changed], 1e5 * X[changed], rtol=1e-15)
+    assert np.array_equal(X, np.random.default_rng(0).standard_normal((400, 50)))    # the input untouched
+    again, rows2 = H.with_outlier_rows(X, frac=0.025, scale=1e5, entries=0.1, rng=2)
+    assert np.array_equal(again, Y) and np.array_equal(rows2, rows)
+    assert H.with_outlier_rows(X, frac=0.001, rng=2)[1].size == 1                # at least one row
+    for bad in (dict(frac=0.0), dict(frac=1.0), dict(entries=0.0), dict(entries=1.5)):
+        with pytest.raises(ValueError, match="with_outlier_rows needs"):
+            H.with_outlier_rows(X, **bad)

@@ -1,5 +1,7 @@
-"""The metric learners on two more wide families, defined after the defaults were settled: spectra and
-expression profiles (``python -m logt.bench.learners_families --spectra N`` or ``--expression N``).
+"""The metric learners on more wide families, defined after the defaults were settled: spectra and
+expression profiles (``python -m logt.bench.learners_families --spectra N`` or ``--expression N``), and two from a
+probe of unseen kinds of data: classes made of several clusters (``--multimodal N``) and dense data with a few
+outlier rows (``--outliers N``).
 
 :func:`family_problem` draws one problem with random parameters from
 :func:`logt.experiments.highdim_data.spectra` (smooth curves whose classes differ by small narrow peaks under
@@ -21,7 +23,7 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["FAMILIES", "FAMILY_TEST_ROWS", "family_problem", "family_sweep", "pairs_family_sweep"]
 
-FAMILIES = ("spectra", "expression")
+FAMILIES = ("spectra", "expression", "multimodal", "outliers")
 FAMILY_TEST_ROWS = 2000
 
 
@@ -32,7 +34,13 @@ def family_problem(kind, rng, n_test=FAMILY_TEST_ROWS):
     ``"spectra"``: 200-1,999 training rows, 300-2,499 wavelengths, 2-6 classes, class peaks of amplitude
     0.02-0.15 (1-3 per class), noise 0.5-5 times that amplitude. ``"expression"``: 60-499 training rows,
     1,000-11,999 genes, 2-5 classes, 5-59 informative genes shifted by 0.4-1.5 standard deviations, batch
-    offsets 0, 0.5 or 1, raw counts with probability 0.4."""
+    offsets 0, 0.5 or 1, raw counts with probability 0.4. ``"multimodal"``
+    (:func:`~logt.experiments.highdim_data.multimodal`): 200-1,999 training rows, 500-2,999 features, 2-4 classes
+    of 2-4 clusters in 2-6 informative coordinates, ``sep`` 2-5, noise 0.5-2. ``"outliers"``:
+    :func:`~logt.experiments.highdim_data.dense_classification` (200-1,999 training rows, 300-1,999 features,
+    5-29 informative, 2-5 classes, ``class_sep`` 0.8-2, heavy-tailed with probability 0.3), then 0.5-3% of all
+    rows with 1-10% of their entries scaled by 10^2-10^6
+    (:func:`~logt.experiments.highdim_data.with_outlier_rows`)."""
     from logt.experiments import highdim_data as H
     if kind == "spectra":
         n, d, c = int(rng.integers(200, 2000)), int(rng.integers(300, 2500)), int(rng.integers(2, 7))
@@ -46,6 +54,21 @@ def family_problem(kind, rng, n_test=FAMILY_TEST_ROWS):
                  batch=float(rng.choice([0.0, 0.5, 1.0])), counts=bool(rng.random() < 0.4))
         X, y = H.expression(n + n_test, d, c, rng=int(rng.integers(2**31)), **p)
         desc = f"expression{' counts' if p['counts'] else ''} n={n} d={d} classes={c}"
+    elif kind == "multimodal":
+        n, d, c = int(rng.integers(200, 2000)), int(rng.integers(500, 3000)), int(rng.integers(2, 5))
+        p = dict(n_clusters=int(rng.integers(2, 5)), n_informative=int(rng.integers(2, 7)),
+                 sep=float(rng.uniform(2.0, 5.0)), noise=float(rng.uniform(0.5, 2.0)))
+        X, y = H.multimodal(n + n_test, d, c, rng=int(rng.integers(2**31)), **p)
+        desc = f"multimodal n={n} d={d} classes={c} clusters={p['n_clusters']}"
+    elif kind == "outliers":
+        n, d, c = int(rng.integers(200, 2000)), int(rng.integers(300, 2000)), int(rng.integers(2, 6))
+        X, y = H.dense_classification(n + n_test, d, n_informative=int(rng.integers(5, 30)), n_classes=c,
+                                      class_sep=float(rng.uniform(0.8, 2.0)), heavy_tailed=bool(rng.random() < 0.3),
+                                      rng=int(rng.integers(2**31)))
+        frac = float(rng.uniform(0.005, 0.03))
+        X, _ = H.with_outlier_rows(X, frac, 10.0 ** rng.uniform(2, 6), float(rng.uniform(0.01, 0.1)),
+                                   rng=int(rng.integers(2**31)))
+        desc = f"outliers {frac:.1%} n={n} d={d} classes={c}"
     else:
         raise ValueError(f"kind must be one of {FAMILIES}, got {kind!r}")
     return desc, X[:n], y[:n], X[n:], y[n:]
@@ -159,13 +182,13 @@ def pairs_family_sweep(kind, n_problems=30, seed=303, log=print):
     return rows
 
 
-if __name__ == "__main__":  # python -m logt.bench.learners_families --spectra N | --expression N [--seed S] [--pairs]
+if __name__ == "__main__":  # python -m logt.bench.learners_families --spectra N | ... [--seed S] [--pairs]
     import sys
     argv = sys.argv
     kinds = [k for k in FAMILIES if f"--{k}" in argv]
     if len(kinds) != 1:
-        sys.exit("usage: python -m logt.bench.learners_families --spectra N | --expression N [--seed S] [--pairs] "
-                 "[--no-nca]")
+        sys.exit("usage: python -m logt.bench.learners_families --spectra N | --expression N | --multimodal N | "
+                 "--outliers N [--seed S] [--pairs] [--no-nca]")
     kind = kinds[0]
     n = int(argv[argv.index(f"--{kind}") + 1])
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 303

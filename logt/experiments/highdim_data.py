@@ -14,7 +14,9 @@ and seeds) were used for nothing but the final check
 :func:`images_sets` are raw pixels of two other kinds (rendered :func:`shapes`,
 :func:`photo_patches` of photographs); :func:`spectra` and :func:`expression` are two
 more families (smooth curves under baseline and scatter nuisance; few samples of thousands of
-correlated genes), defined after everything above was settled.
+correlated genes), defined after everything above was settled. :func:`multimodal` (classes made of several
+clusters whose means coincide, in a few coordinates among many noisy ones) and :func:`with_outlier_rows` (a few
+rows with entries blown up by orders of magnitude) come from a probe of the default on unseen kinds of data.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -23,8 +25,8 @@ from scipy import ndimage
 from logt._rng import check_rng
 
 __all__ = ["shifted_digits", "dense_classification", "mixed_units", "sparse_classification", "identities", "shapes",
-           "photo_patches", "spectra", "expression", "SHAPE_KINDS", "development_sets", "heldout_sets",
-           "heldout2_sets", "images_sets"]
+           "photo_patches", "spectra", "expression", "multimodal", "with_outlier_rows", "SHAPE_KINDS",
+           "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
 
 
 def _digits():
@@ -395,6 +397,56 @@ def expression(n_samples=200, n_features=5000, n_classes=3, n_informative=20, sh
     if counts:
         X = np.floor(np.exp2(X) * gen.uniform(0.5, 2.0, (n_samples, 1)))
     return X, y
+
+
+def multimodal(n_samples=1000, n_features=1500, n_classes=3, n_clusters=3, n_informative=4, sep=3.0, noise=1.0,
+               rng=0):
+    """Classes made of several clusters whose means coincide (XOR-like), in a few coordinates among many noisy ones.
+
+    Each class has ``n_clusters`` cluster centres in ``n_informative`` coordinates (N(0, ``sep``^2) each, then
+    centred per class, so every class's mean is 0); a row is its class's centre of a cluster drawn at random plus
+    N(0, 1) there, and N(0, ``noise``^2) in the other ``n_features - n_informative`` coordinates; the columns are
+    shuffled once. A metric can separate the classes only through the clusters, never through the class means.
+    Labels cycle through the classes and are shuffled. A :class:`numpy.random.Generator` passed as ``rng`` is
+    advanced (draws: the centres, the column order, the labels, the clusters, the values), so one generator can
+    draw training and test rows of one distribution.
+
+    Returns
+    -------
+    X : (n_samples, n_features) float64
+    y : (n_samples,) int64
+    """
+    if n_classes < 2 or n_clusters < 2 or not 1 <= n_informative < n_features or sep < 0 or noise < 0:
+        raise ValueError("multimodal needs n_classes >= 2, n_clusters >= 2, 1 <= n_informative < n_features, "
+                         f"sep >= 0, noise >= 0; got {n_classes}, {n_clusters}, {n_informative}, {sep}, {noise}")
+    gen = check_rng(rng)
+    centres = gen.standard_normal((n_classes, n_clusters, n_informative)) * sep
+    centres -= centres.mean(axis=1, keepdims=True)
+    order = gen.permutation(n_features)
+    y = np.arange(n_samples, dtype=np.int64) % n_classes
+    gen.shuffle(y)
+    cluster = gen.integers(n_clusters, size=n_samples)
+    X = np.empty((n_samples, n_features))
+    X[:, :n_informative] = centres[y, cluster] + gen.standard_normal((n_samples, n_informative))
+    X[:, n_informative:] = gen.standard_normal((n_samples, n_features - n_informative)) * noise
+    return np.ascontiguousarray(X[:, order]), y
+
+
+def with_outlier_rows(X, frac=0.02, scale=1e4, entries=0.1, rng=0):
+    """A copy of ``X`` (n, d; dense) with ``max(1, floor(frac n))`` rows, drawn at random, whose entries at a
+    random ``entries`` share of the columns (at least one) are multiplied by ``scale``: glitches of a sensor or a
+    unit. More than 1% of such rows defeat a rule built on the 99th percentile of the row norms. Returns
+    ``(X_out, rows)``, ``rows`` the outlier rows' indices (sorted). Draws from ``rng`` (advanced when a
+    :class:`numpy.random.Generator`)."""
+    if not 0.0 < frac < 1.0 or not 0.0 < entries <= 1.0:
+        raise ValueError(f"with_outlier_rows needs 0 < frac < 1 and 0 < entries <= 1, got {frac}, {entries}")
+    gen = check_rng(rng)
+    X = np.array(X, dtype=np.float64, copy=True)
+    n, d = X.shape
+    rows = np.sort(gen.choice(n, max(1, int(frac * n)), replace=False))
+    for r in rows:
+        X[r, gen.choice(d, max(1, int(entries * d)), replace=False)] *= scale
+    return X, rows
 
 
 def development_sets(rng=0):
