@@ -327,8 +327,9 @@ def solve(oracle, domain, T, method="auto", *, options=None, L=None, lam=None, G
 
     used = dict(params)
     used.update({"L": L, "lam": lam, "G": G, "T": T})
-    pct = 100.0 * run.n_calls / T
-    message = f"used {run.n_calls:,} of T = {T:,} oracle calls ({pct:.1f}%)"
+    n_calls = run.n_calls + run.extra_calls           # the divergence guard's own draw, when it made one
+    pct = 100.0 * n_calls / T
+    message = f"used {n_calls:,} of T = {T:,} oracle calls ({pct:.1f}%)"
     name = params.get("chosen", meth.name)
     success = not run.stopped
     verdict = params.get("convergence")
@@ -350,7 +351,7 @@ def solve(oracle, domain, T, method="auto", *, options=None, L=None, lam=None, G
         warning = f"logt.minimize (method {name!r}): {message}"
     used["rescue"] = run.rescue
     res = MinimizeResult(
-        x=x, fun=fun, n_calls=int(run.n_calls), n_projections=int(run.n_projections),
+        x=x, fun=fun, n_calls=int(n_calls), n_projections=int(run.n_projections),
         n_epochs=int(n_epochs), method=name, params=used, trace=run.trace(),
         success=success, message=message,
     )

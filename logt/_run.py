@@ -29,12 +29,13 @@ The largest, not the first: one small mini-batch mean can be far below the true
 gradient (a triplet loss whose 16 sampled triplets were all but inactive drew
 ``8e-5`` against ``||grad F(x0)|| = 0.07``), and the guard then stopped a sound run.
 Before it raises, the guard draws one more mean gradient at ``x0``, of
-``min(GUARD_RECHECK_CALLS, T - n_calls)`` samples (counted; once per run), and raises
-only if the iterate is beyond the bound from that too: when a few rare samples carry the
-gradient (a metric learner's anchors on data with 2-3% outlier rows), every mini-batch
-mean drawn at ``x0`` could miss them (``4e-7`` against ``0.047``, measured). A method
-whose plan is fixed (not re-planned from the calls left, as logT's and AC-SA's auto
-rules are) may then end past ``T`` by that draw, on a run the guard would have stopped.
+``min(GUARD_RECHECK_CALLS, T)`` samples (once per run), and raises only if the iterate is
+beyond the bound from that too: when a few rare samples carry the gradient (a metric
+learner's anchors on data with 2-3% outlier rows), every mini-batch mean drawn at ``x0``
+could miss them (``4e-7`` against ``0.047``, measured). The draw is in the result's
+``n_calls`` (``extra_calls``) but not in the method's plan, which was made from the calls
+left (charged to it, a stage planned before the draw later found a negative batch): such a
+run, one the guard would have stopped, may end past ``T`` by that draw.
 """
 import math
 
@@ -73,6 +74,7 @@ class Run:
         self.guard_scale = None         # the largest mean-gradient norm drawn at x0 (divergence guard)
         self.guard_rechecked = False    # whether the guard has drawn its own estimate at x0 (once per run)
         self.rescue = None              # what a safeguard's own larger draw found, when it kept the run going
+        self.extra_calls = 0            # the guard's own draw: in the result's n_calls, not in the method's plan
         self._python_oracle = not isinstance(oracle, CompiledOracle)
         self._python_domain = not isinstance(domain, CompiledDomain)
         self._value = getattr(oracle, "value", None)
@@ -136,16 +138,20 @@ class Run:
             self.guard_scale = max(self.guard_scale or 0.0, float(np.linalg.norm(out)))
         return out
 
-    def recheck_gradient_norm(self, w, *, epoch=None, step=None, eta=None, phase=None):
-        """``(norm, B)``: the norm of one mean gradient at ``w`` of ``B = min(GUARD_RECHECK_CALLS, T - n_calls)``
-        samples (counted), or ``(None, 0)`` when no call is left. The safeguards' own measurement before they stop
-        a run (the divergence guard below, the trust balls of logT's and AC-SA's auto rules; once per run each):
-        their scales are means of fewer samples, which can all miss the few samples that carry the gradient."""
-        B = min(GUARD_RECHECK_CALLS, self.T - self.n_calls)
+    def recheck_gradient_norm(self, w, *, epoch=None, step=None, eta=None, phase=None, planned=True):
+        """``(norm, B)``: the norm of one mean gradient at ``w`` of ``B`` samples, or ``(None, 0)`` when no call is
+        left. The safeguards' own measurement before they stop a run (the divergence guard below, the trust balls of
+        logT's and AC-SA's auto rules; once per run each): their scales are means of fewer samples, which can all
+        miss the few samples that carry the gradient. ``planned``: ``B = min(GUARD_RECHECK_CALLS, T - n_calls)``,
+        counted in ``n_calls`` (the caller re-plans from the calls left); else ``B = min(GUARD_RECHECK_CALLS, T)``,
+        counted in ``extra_calls`` only (the guard: a method's plan, made from ``n_calls``, stays as it was)."""
+        B = min(GUARD_RECHECK_CALLS, (self.T - self.n_calls) if planned else self.T)
         if B < 1:
             return None, 0
         g = np.empty(self.shape)
-        self.grad(w, B, g, epoch=epoch, step=step, eta=eta, phase=phase)
+        self.grad(w, B, g, epoch=epoch, step=step, eta=eta, phase=phase, count=planned)
+        if not planned:
+            self.extra_calls += B
         return float(np.linalg.norm(g)), B
 
     def _at_x0(self, w):
@@ -251,7 +257,7 @@ class Run:
             # every mean gradient drawn at x0 may have missed the few samples that carry the gradient: one
             # larger draw there (counted; at x0 it raises guard_scale if larger) before calling the run diverged
             self.guard_rechecked = True
-            _, B = self.recheck_gradient_norm(self.x0, epoch=epoch, step=step, eta=eta,
+            _, B = self.recheck_gradient_norm(self.x0, epoch=epoch, step=step, eta=eta, planned=False,
                                               phase="the divergence guard's estimate of ||grad F(x0)||")
             old, scale = scale, max(scale, self.guard_scale or 0.0)
             bound = DIVERGENCE_FACTOR * scale / self.lam
@@ -303,7 +309,8 @@ class Run:
         """Counters, trace rows and the gradient scales (for a checkpoint)."""
         return {"n_calls": self.n_calls, "n_projections": self.n_projections,
                 "grad_scale": self.grad_scale, "guard_scale": self.guard_scale,
-                "guard_rechecked": self.guard_rechecked, "rescue": self.rescue, "trace": self.trace()}
+                "guard_rechecked": self.guard_rechecked, "rescue": self.rescue, "extra_calls": self.extra_calls,
+                "trace": self.trace()}
 
     def restore(self, snap):
         self.n_calls = int(snap["n_calls"])
@@ -312,6 +319,7 @@ class Run:
         self.guard_scale = snap.get("guard_scale")        # None in checkpoints of older releases
         self.guard_rechecked = bool(snap.get("guard_rechecked", False))
         self.rescue = snap.get("rescue")
+        self.extra_calls = int(snap.get("extra_calls", 0))
         tr = snap["trace"]
         self.rows_calls = [int(v) for v in tr["n_calls"]]
         self.rows_proj = [int(v) for v in tr["n_projections"]]
