@@ -39,11 +39,11 @@ def trust_scale_recheck(run, st, w, phase):
     the norm of one counted mean gradient at the segment's start ``w`` (:meth:`logt._run.Run.recheck_gradient_norm`)
     when it is at least ``st["fail_g"]``, the scale whose ball would have held the last failed iterate (the run's
     own means had missed the gradient), else None."""
-    if st["rechecked"]:
+    if st.get("rechecked", False):            # .get: a checkpoint of an older release resumed
         return None
     st["rechecked"] = True
     gnorm, _ = run.recheck_gradient_norm(w, epoch=st["k"], phase=phase)
-    return gnorm if gnorm is not None and gnorm >= st["fail_g"] else None
+    return gnorm if gnorm is not None and gnorm >= st.get("fail_g", math.inf) else None
 
 
 class Option:

@@ -385,8 +385,6 @@ def _rescued_by_recheck(run, st):
                   "the ball's scale (the largest of the smaller means); the epochs went on from there")
     st["gref"] = max(st["gref"], gnorm)
     st["retries"] = 0
-    st["L_floor"] = 0.0
-    _set_L(st, st["L_pre"], run.lam)
     return True
 
 
@@ -396,12 +394,7 @@ def _fail_epoch(run, st, why):
     if st["retries"] == 0:
         st["L_pre"] = st["L"]                                 # the step before this run of retries
     st["retries"] += 1
-    if st["retries"] > MAX_RETRIES and _rescued_by_recheck(run, st):
-        np.copyto(st["w"], st["w0"])
-        st["zsum"].fill(0.0)
-        _chk.reset(st)
-        st.update(t=0, Bk=0, last=False, R_trust=-1.0)
-        return
+    rescued = st["retries"] > MAX_RETRIES and _rescued_by_recheck(run, st)
     if st["retries"] > MAX_RETRIES:
         raise FloatingPointError(
             f"method 'logt' (params='auto'), epoch {st['k']}: no stable step size found after "
@@ -411,8 +404,8 @@ def _fail_epoch(run, st, why):
     np.copyto(st["w"], st["w0"])
     st["zsum"].fill(0.0)
     _chk.reset(st)
-    st["L_floor"] = st["L"] * RETRY_FACTOR
-    _set_L(st, st["L_floor"], run.lam)
+    st["L_floor"] = 0.0 if rescued else st["L"] * RETRY_FACTOR       # rescued: the step before the retries
+    _set_L(st, st["L_pre"] if rescued else st["L_floor"], run.lam)
     st.update(t=0, Bk=0, last=False, R_trust=-1.0)
 
 

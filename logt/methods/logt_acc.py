@@ -659,11 +659,11 @@ def _rescued_by_recheck(run, st):
     gnorm = trust_scale_recheck(run, st, st["p"], "the trust ball's estimate of ||grad F|| at the stage's start")
     if gnorm is None:
         return False
-    gref = max(float(run.grad_scale or 0.0), st["gref_recheck"], 1e-300)
+    gref = max(float(run.grad_scale or 0.0), st.get("gref_recheck", 0.0), 1e-300)
     run.rescue = (f"AC-SA's stage {st['k']} failed its trust ball {MAX_RETRIES + 1} times, and a larger mean of "
                   f"gradients at the stage's start has norm {gnorm:.3g}, {gnorm / gref:.3g} times the ball's scale "
                   "(the run's first mean); the stages went on from there")
-    st["gref_recheck"] = max(st["gref_recheck"], gnorm)
+    st["gref_recheck"] = max(st.get("gref_recheck", 0.0), gnorm)
     st["retries"] = 0
     return True
 
@@ -737,8 +737,9 @@ def _drive_auto(run, params, st):
     G = np.empty(run.shape)
     u = np.empty(run.shape)
     sigma2 = float(params.get("noise_sigma2") or 0.0)
-    gref = max(float(run.grad_scale or 0.0), float(st.get("gref_recheck", 0.0)))
+    gref0 = float(run.grad_scale or 0.0)
     while not st["done"]:
+        gref = max(gref0, float(st.get("gref_recheck", 0.0)))     # a rescue (_rescued_by_recheck) raises it
         if st["stage"] is None and not _stage_start(run, params, st):
             break
         N, B = st["stage"]
@@ -748,7 +749,6 @@ def _drive_auto(run, params, st):
             failed = _drive_tail(run, st, sigma2, gref)
             if failed is not None:
                 _fail_stage(run, params, st, failed)
-                gref = max(gref, st["gref_recheck"])
                 continue
             st["plan"].pop(0)
             st.update(k=k + 1, t=0, stage=None, done=True)
@@ -779,7 +779,6 @@ def _drive_auto(run, params, st):
                 run.boundary(st, record=False)
         if failed is not None:
             _fail_stage(run, params, st, failed)
-            gref = max(gref, st["gref_recheck"])
             continue
         st["stages"].append([int(N), int(B), float(L)])
         st["plan"].pop(0)

@@ -785,8 +785,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         points of a class, has nothing to learn from (:func:`subspace.can_learn`): its rows count as misses of
         the learned metric. The fold fits run on fresh estimators (``self`` is untouched), their warnings
         silenced, the default's at ``subspace.CROSSFIT_BUDGET`` of the budget (at least 4,000 calls: as its further
-        candidates' and the full-rank check's fold fits; an int ``n_components``': at the whole budget); the range finder (above ``subspace.EXACT_MAX_FEATURES`` features) draws from generators
-        spawned from ``gen``."""
+        candidates' and the full-rank check's fold fits; an int ``n_components``': at the whole budget); the range
+        finder (above ``subspace.EXACT_MAX_FEATURES`` features) draws from generators spawned from ``gen``."""
         folds = _subspace.fold_split(codes, gen)
         Xa, unit = scaled_active(X, active)
         wide = Xa.shape[1] > _subspace.EXACT_MAX_FEATURES
