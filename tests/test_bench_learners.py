@@ -343,7 +343,7 @@ def test_directions_text_names_what_the_subspace_spans():
     from logt.bench.learners_highdim import directions_text
     said = {None: "principal and class means", "principal, class means": "principal and class means",
             "principal, class means, standardized class means": "principal, class means and standardized class means",
-            "principal": "principal only"}
+            "principal": "principal only", "principal, in the data's units": "principal only, in the data's units"}
     for directions, text in said.items():
         check = None if directions is None else {"how": "held-out", "directions": directions}
         assert directions_text(SimpleNamespace(check_accuracy_=check)) == text

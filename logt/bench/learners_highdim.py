@@ -31,10 +31,13 @@ IMAGES_SETS = ("shapes28", "shapes32_ramp", "patches20", "patches24")     # high
 
 def directions_text(est):
     """The kinds of direction a fitted default ``MetricLearner``'s ``subspace_`` spans, as words: "principal and
-    class means" (also when no check ran), "principal, class means and standardized class means" or "principal
-    only" (``check_accuracy_["directions"]``)."""
-    kinds = (est.check_accuracy_ or {}).get("directions", "principal, class means").split(", ")
-    return f"{kinds[0]} only" if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+    class means" (also when no check ran), "principal, class means and standardized class means", "principal
+    only" or "principal only, in the data's units" (``check_accuracy_["directions"]``)."""
+    directions = (est.check_accuracy_ or {}).get("directions", "principal, class means")
+    units = ", in the data's units"
+    tail = units if directions.endswith(units) else ""
+    kinds = directions[:len(directions) - len(tail)].split(", ")
+    return (f"{kinds[0]} only" if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]) + tail
 
 
 def evaluate_set(name, X, y, n_components=64, nca=True, rng=0):

@@ -437,7 +437,9 @@ class MahalanobisLearner(BaseEstimator):
         holds: the weakest (1/3,500 of the strongest on natural-image patches) carry noise, and the metric
         learned from there fell up to 0.25 below plain Euclidean k-NN (docs/guide/high-dimensional.md, "Data units
         for n_components"). On few features the metric is full rank (an int ``n_components``: its top rows) and
-        the features, standardized as before, may come in unrelated units."""
+        the features, standardized as before, may come in unrelated units. ``MetricLearner``'s check sets
+        ``_wide_subspace`` too where it keeps the default's principal directions in the data's units
+        (``MetricLearner._principal_units_check``), for the refit on every row."""
         if self.scaling == "auto" and getattr(self, "_wide_subspace", False):
             return "max_norm"
         return self.scaling
@@ -619,7 +621,8 @@ class MahalanobisLearner(BaseEstimator):
         Z = [_subspace.project_rows(P, self.subspace_mean_, basis) for P in parts]
         return (Z[0] if len(Z) == 1 else np.vstack(Z)), active, fit_rows
 
-    def _subspace_finish(self, active, X=None, check=None, standardized=None, principal=None, default=None):
+    def _subspace_finish(self, active, X=None, check=None, standardized=None, principal=None, default=None,
+                         principal_units=None):
         """After the fit on the subspace coordinates: ``components_`` composed with ``subspace_``
         (``(n_components_, d)``), ``n_features_in_`` and ``active_features_`` (``active``, from
         :meth:`_subspace_fit`) back on the original features.
@@ -628,14 +631,16 @@ class MahalanobisLearner(BaseEstimator):
         candidate's 1-NN hits on the checked rows), or None (no check: the learned metric).
         :func:`subspace.choose_candidate` keeps the plainest candidate unless another is ahead of it by
         more than one standard error (``metric_choice_``, ``check_accuracy_``); a chosen Euclidean metric
-        is :func:`subspace.euclidean_rows` of the raw input ``X``. ``standardized``, ``principal``:
-        ``MetricLearner``'s further candidates (:data:`subspace.FURTHER_CANDIDATES`), their metrics on the subspace
-        extended by ``_standardized_rows`` (``MetricLearner._standardized_check``) and on its first
-        ``_n_principal`` rows (``MetricLearner._principal_check``), or None; kept, one is a learned metric on
-        that subspace. ``default``: an int ``n_components``'s third candidate (``MetricLearner._default_rank_check``:
-        its coordinates, directions and metric on them), or None; kept, ``subspace_`` and ``subspace_mean_`` are its
-        directions, its metric's top ``k`` rows on them ``components_``, and ``metric_choice_`` "default". Returns
-        the name of the further candidate kept, or None."""
+        is :func:`subspace.euclidean_rows` of the raw input ``X``. ``standardized``, ``principal``,
+        ``principal_units``: ``MetricLearner``'s further candidates (:data:`subspace.FURTHER_CANDIDATES`), their
+        metrics on the subspace extended by ``_standardized_rows`` (``MetricLearner._standardized_check``) and on
+        its first ``_n_principal`` rows (``MetricLearner._principal_check``; ``principal_units``: those
+        coordinates in the data's units, ``MetricLearner._principal_units_check``), or None; kept, one is a learned
+        metric on that subspace. ``default``: an int ``n_components``'s third candidate
+        (``MetricLearner._default_rank_check``: its coordinates, directions and metric on them), or None; kept,
+        ``subspace_`` and ``subspace_mean_`` are its directions, its metric's top ``k`` rows on them
+        ``components_``, and ``metric_choice_`` "default". Returns the name of the further candidate kept, or
+        None."""
         self.metric_choice_ = "learned"
         if self.subspace_ is None:
             if self.n_components is not None:        # few features: the full-rank metric truncated to rank k
@@ -652,9 +657,9 @@ class MahalanobisLearner(BaseEstimator):
         elif kept == "standardized":
             self.subspace_ = np.vstack([self.subspace_, self._standardized_rows])
             self.components_ = standardized
-        elif kept == "principal":
+        elif kept in ("principal", "principal_units"):
             self.subspace_ = self.subspace_[:self._n_principal]
-            self.components_ = principal
+            self.components_ = principal if kept == "principal" else principal_units
         if kept in _subspace.FURTHER_CANDIDATES:
             self.metric_choice_ = "learned"
         if self.metric_choice_ == "euclidean":
@@ -685,8 +690,9 @@ class MahalanobisLearner(BaseEstimator):
                 hits, further_z=_subspace.CROSSFIT_FURTHER_Z if how == "cross-fitted" else None)
         if any(c in hits for c in _subspace.FURTHER_CANDIDATES):
             self.check_accuracy_["directions"] = {
-                "standardized": "principal, class means, standardized class means",
-                "principal": "principal"}.get(self.metric_choice_, "principal, class means")
+                "standardized": "principal, class means, standardized class means", "principal": "principal",
+                "principal_units": "principal, in the data's units"}.get(self.metric_choice_,
+                                                                          "principal, class means")
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):

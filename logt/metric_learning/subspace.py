@@ -21,8 +21,8 @@ implicitly (sparse input stays sparse): memory ``O(n d)`` for the input plus
 input; :func:`uses_subspace` says when the default works in a subspace at all, and
 :func:`default_principal` gives its principal directions. The default adds the class means'
 span outside the principal directions (:func:`class_mean_directions`; their standardized
-form, :func:`standardized_mean_directions`, and the principal directions alone only as
-further candidates of the check, ``FURTHER_CANDIDATES``) and checks the learned metric on
+form, :func:`standardized_mean_directions`, and the principal directions alone, standardized or in
+the data's units, only as further candidates of the check, ``FURTHER_CANDIDATES``) and checks the learned metric on
 held-out rows (:func:`holdout_split`, :func:`nn1_hits`; cross-fitted on :func:`fold_split`'s
 folds, :func:`crossfit_hits`, when the classes are too small to hold rows out) against the
 subspace and plain Euclidean distances (:func:`euclidean_rows`), keeping a learned metric only
@@ -371,7 +371,8 @@ def nn1_accuracy(Zref, cref, Zq, cq, block=512):
 
 
 CANDIDATES = ("learned", "subspace", "euclidean")      # the check's candidates, in the order ties go
-FURTHER_CANDIDATES = ("standardized", "principal")     # in turn, each replaces the choice only when ahead of it
+# in turn, each replaces the choice so far only when ahead of it ("principal_units": held-out checks only)
+FURTHER_CANDIDATES = ("standardized", "principal", "principal_units")
 CHECK_Z = 1.0       # a candidate other than the plainest is kept only when ahead of it by this many standard errors
 # a cross-fitted check's further candidates: kept only when ahead of the choice by this many (docs/guide/
 # high-dimensional.md, "Further candidates when cross-fitted")
@@ -395,12 +396,14 @@ def choose_candidate(hits, z=CHECK_Z, further_z=None):
     the worse metric about as often as the better one.
 
     The further candidates (``FURTHER_CANDIDATES``, optional, ``MetricLearner``'s held-out check):
-    "standardized", a metric learned on a subspace extended by :func:`standardized_mean_directions`, and
-    "principal", a metric learned on the principal directions alone (no class-mean directions), are a
-    further step: in that order, each replaces the choice so far only when ahead of it by more than ``z``
-    standard errors. So a kept "standardized" stands unless "principal" beats it by as much: the more
-    accurate of two candidates that both beat the plain choice is, on a few hundred rows, a coin toss (one
-    random wide problem of 252 checked rows: 0.528 against 0.512 on them, 0.493 against 0.564 on new rows).
+    "standardized", a metric learned on a subspace extended by :func:`standardized_mean_directions`,
+    "principal", a metric learned on the principal directions alone (no class-mean directions), and
+    "principal_units", the same directions with their coordinates in the data's units (one common factor, as
+    an int ``n_components`` scales them, not standardized; held-out checks only), are a further step: in that
+    order, each replaces the choice so far only when ahead of it by more than ``z`` standard errors. So a kept
+    "standardized" stands unless "principal" beats it by as much: the more accurate of two candidates that both
+    beat the plain choice is, on a few hundred rows, a coin toss (one random wide problem of 252 checked rows:
+    0.528 against 0.512 on them, 0.493 against 0.564 on new rows).
     ``further_z`` (default ``z``): their margin instead; ``CROSSFIT_FURTHER_Z`` where the check is cross-fitted (a
     few dozen rows: at one standard error they replaced the choice on small problems where they were worse on
     new rows).
@@ -435,16 +438,23 @@ def choose_rank_candidate(hits, z=CHECK_Z):
     return choice
 
 
+AHEAD_RTOL = 64 * np.finfo(np.float64).eps      # ahead_by_se: a margin this close (relative) to z se is a tie
+
+
 def ahead_by_se(h_new, h_plain, z=CHECK_Z):
     """Whether per-row hits ``h_new`` beat ``h_plain`` (same rows, (m,)) by more than ``z`` standard errors
     of their paired difference (with fewer than 2 rows: by anything); the rule of :func:`choose_candidate`
-    and of the pairs learner's threshold check."""
+    and of the pairs learner's threshold check. A margin equal to ``z`` standard errors up to rounding is not
+    ahead: one row won and none lost is exactly one standard error (mean ``1/m``, standard error ``1/m``) on any
+    ``m`` rows, and the rounding of the two sides decided it (measured: a further candidate one row of 52 ahead
+    kept, and 0.10 worse on new rows)."""
     diff = np.asarray(h_new, dtype=np.float64) - np.asarray(h_plain, dtype=np.float64)
     m = diff.size
     if m < 2:
         return bool(diff.sum() > 0)
     se = float(np.std(diff, ddof=1)) / np.sqrt(m)
-    return float(np.mean(diff)) > z * se
+    mean = float(np.mean(diff))
+    return mean - z * se > AHEAD_RTOL * (abs(mean) + z * se)
 
 
 def _class_means(X, codes, rows=None):

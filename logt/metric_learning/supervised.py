@@ -249,11 +249,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         ``default`` too, absent when the choice before it hit every row), ``how`` ("held-out",
         or "cross-fitted" when the classes are too small to hold out 20 rows) and ``n_rows`` checked; on the
         default's subspace (held out or cross-fitted), also
-        ``standardized`` (the metric learned with the standardized class-mean directions) and ``principal``
-        (the metric learned on the principal directions alone), each absent when the check's choice so far hit
-        every row (``standardized`` also without such directions), and ``directions``: the directions
-        ``subspace_`` holds ("principal, class means", "principal, class means, standardized class means" or
-        "principal").
+        ``standardized`` (the metric learned with the standardized class-mean directions), ``principal``
+        (the metric learned on the principal directions alone) and, held out only, ``principal_units`` (the
+        same in the data's units, not standardized), each absent when the check's choice so far hit every row
+        (``standardized`` also without such directions; ``principal_units`` also where ``principal`` is absent
+        or ``scaling`` is not "auto"),
+        and ``directions``: the directions ``subspace_`` holds ("principal, class means", "principal, class
+        means, standardized class means", "principal" or "principal, in the data's units": then ``scale_`` is
+        one common factor, as an int ``n_components`` scales its coordinates).
     components_
         (rank, d), ``L`` with ``W = L^T L`` on the original features
         (metric-learn's name); ``get_mahalanobis_matrix()`` returns ``W``. A learned metric's rows come in
@@ -405,13 +408,17 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         with single_threaded_blas():
             check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
                      if self.subspace_ is not None and checked else None)
-            extended, metric, principal, default = None, None, None, None
+            extended, metric, principal, principal_units, default = None, None, None, None, None
             if check is not None and fit_rows is not None and self.n_components is None:
                 # the further candidates' fits draw from spawned generators: gen's own stream (the refit below)
                 # is untouched
                 extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
                                                             gen.spawn(1)[0])
-                principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen.spawn(1)[0])
+                gen_principal = gen.spawn(1)[0]
+                principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen_principal)
+                if principal is not None:        # its form in the data's units next (spawned from its generator)
+                    principal_units = self._principal_units_check(Zall, codes_all, fit_rows, check[0],
+                                                                  gen_principal.spawn(1)[0])
             elif check is not None and self.n_components is None:
                 # cross-fitted: the same two further candidates on the check's folds (spawned generators too)
                 extended, metric, principal = self._further_crossfit(X, Zall, codes_all, active_in, check[0],
@@ -419,13 +426,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             elif check is not None and self.n_components is not None:
                 # an int n_components: the default's directions, truncated to rank k (a spawned generator too)
                 default = self._default_rank_check(X, codes_all, fit_rows, active_in, check[0], gen.spawn(1)[0])
-            kept = self._subspace_finish(active_in, X, check, metric, principal, default)
+            kept = self._subspace_finish(active_in, X, check, metric, principal, default, principal_units)
             if check is not None:
                 self._warn_near_chance(check[0], codes_all, fit_rows, kept=kept)
             if kept == "standardized":
                 Zall = extended
-            elif kept == "principal":
+            elif kept in ("principal", "principal_units"):
                 Zall = Zall[:, :self._n_principal]
+                # the refit on every row scales the coordinates as the candidate did (_scaling_mode)
+                self._wide_subspace = kept == "principal_units"
             elif kept == "default":
                 Zall = default[0]
                 self._wide_subspace = False         # its coordinates scaled as the default scales them
@@ -575,7 +584,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             names = {"learned": "the learned metric", "subspace": "the subspace's Euclidean metric",
                      "euclidean": "plain Euclidean distances",
                      "standardized": "the metric with the standardized class means",
-                     "principal": "the metric on the principal directions alone"}
+                     "principal": "the metric on the principal directions alone",
+                     "principal_units": "the metric on the principal directions alone, in the data's units"}
             who, compare = type(self).__name__, f"It keeps {names[self.metric_choice_]} (metric_choice_). "
         else:
             names = {"learned": f"the rank-{k} metric on the top {k} principal directions",
@@ -697,6 +707,26 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             return None
         return self._held_out_candidate("principal", Z[:, :kp], codes, fit_rows, hits, gen)
 
+    def _principal_units_check(self, Z, codes, fit_rows, hits, gen):
+        """The held-out check's third further candidate, after :meth:`_principal_check` (and only where that one
+        ran): the metric learned, on the fit rows, on the same principal coordinates (``Z``'s first
+        ``_n_principal`` columns) scaled as an int ``n_components`` scales them, in the data's units (one common
+        factor, "max_norm", :meth:`_scaling_mode`), not standardized. Standardized, each coordinate weighs the
+        same however little of the variance it holds; where the classes differ along the leading directions and
+        not in their means (classes made of several clusters whose means coincide,
+        :func:`logt.experiments.highdim_data.multimodal`) the weak coordinates' noise drowns them, and the learned
+        metric fell to the other candidates' level (docs/guide/high-dimensional.md, "A probe of unseen kinds of
+        data"). Its 1-NN hits on the held-out rows go into ``hits["principal_units"]``;
+        :func:`subspace.choose_candidate` keeps it only when it beats the check's choice so far (the other further
+        candidates included) by more than one standard error, and :meth:`fit` then learns it again on every row
+        in the same units. ``gen`` draws its fit (a fresh estimator, warnings silenced). Returns its
+        ``components_`` on the principal coordinates, or None (the check's choice so far hits every checked
+        row; or ``scaling`` is not "auto": a scaling the user chose is kept)."""
+        if self.scaling != "auto" or _nothing_to_beat(hits):
+            return None
+        return self._held_out_candidate("principal_units", Z[:, :self._n_principal], codes, fit_rows, hits, gen,
+                                        data_units=True)
+
     def _default_rank_check(self, X, codes, fit_rows, active, hits, gen):
         """An int ``n_components`` on wide input, the check's third candidate ("default"): the default's
         directions (:meth:`_default_directions`), the metric learned on them as the default learns it (per-feature
@@ -760,13 +790,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         mean, basis = full_mean(X, active, mean_a * unit), full_rows(basis_a, active)
         return _subspace.project_rows(X, mean, basis), (mean, basis)
 
-    def _held_out_candidate(self, name, Zc, codes, fit_rows, hits, gen, as_default=False, rank=None):
+    def _held_out_candidate(self, name, Zc, codes, fit_rows, hits, gen, as_default=False, rank=None,
+                            data_units=False):
         """A further candidate of the held-out check: the metric learned (:meth:`_check_fit`, from ``gen``;
-        ``as_default``: scaled as the default's) on the fit rows of the coordinates ``Zc`` (n, k); its 1-NN hits on
-        the checked held-out rows (with ``rank``: of its top ``rank`` rows, :func:`top_rows`) go into
-        ``hits[name]``. Returns its ``components_`` (on ``Zc``'s coordinates, untruncated)."""
+        ``as_default``: scaled as the default's; ``data_units``: in the data's units) on the fit rows of the
+        coordinates ``Zc`` (n, k); its 1-NN hits on the checked held-out rows (with ``rank``: of its top ``rank``
+        rows, :func:`top_rows`) go into ``hits[name]``. Returns its ``components_`` (on ``Zc``'s coordinates,
+        untruncated)."""
         fr, ho = fit_rows, _subspace.check_rows(~fit_rows)
-        components = self._check_fit(Zc[fr], codes[fr], gen, as_default=as_default).components_
+        components = self._check_fit(Zc[fr], codes[fr], gen, as_default=as_default,
+                                     data_units=data_units).components_
         A = Zc @ (components if rank is None else top_rows(components, rank)).T
         hits[name] = _subspace.split_hits(A, codes, fr, ho)
         return components
@@ -817,15 +850,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits["learned"][te] = _subspace.split_hits(A, codes, tr, te)
         return folds, hits
 
-    def _check_fit(self, Z, codes, gen, T=None, as_default=False):
+    def _check_fit(self, Z, codes, gen, T=None, as_default=False, data_units=False):
         """A check's fit: a fresh estimator with these parameters (and ``loss_``; budget ``T`` if given) fitted
         by :meth:`_fit_metric` on ``Z`` (m, k) with labels ``codes``, drawing from ``gen``, its warnings silenced;
         ``self`` is untouched. ``as_default``: scaled as the default scales its subspace's coordinates (not
-        as an int ``n_components``'s principal coordinates, :meth:`_scaling_mode`)."""
+        as an int ``n_components``'s principal coordinates, :meth:`_scaling_mode`); ``data_units``: scaled as
+        an int ``n_components``' (in the data's units) whatever ``self`` is."""
         est = type(self)(**self.get_params())
         est.loss_ = self.loss_
         # the same scaling (_scaling_mode)
-        est._wide_subspace = getattr(self, "_wide_subspace", False) and not as_default
+        est._wide_subspace = data_units or (getattr(self, "_wide_subspace", False) and not as_default)
         if T is not None:
             est.T = T
         with warnings.catch_warnings():
