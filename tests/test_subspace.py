@@ -1035,6 +1035,19 @@ def test_classes_of_clusters_keep_the_principal_directions_in_the_data_units(see
         assert "principal_units" not in MetricLearner(rng=seed, scaling=scaling).fit(Xtr, ytr).check_accuracy_
 
 
+@pytest.mark.parametrize("unit", [1e300, 1e-300])
+def test_the_data_units_candidate_is_kept_whatever_the_unit(unit):
+    # the data's units: one common factor, however extreme (a power of two here: the same fit up to rounding)
+    Xtr, ytr, Xte, yte = _multimodal_split(3)
+    factor = 2.0 ** np.round(np.log2(unit))
+    ml, scaled = MetricLearner(rng=3).fit(Xtr, ytr), MetricLearner(rng=3).fit(Xtr * factor, ytr)
+    assert scaled.check_accuracy_ == ml.check_accuracy_
+    assert ml.check_accuracy_["directions"] == "principal, in the data's units"
+    assert np.isfinite(scaled.components_).all()
+    Z = ml.transform(Xte)
+    np.testing.assert_allclose(scaled.transform(Xte * factor), Z, rtol=0, atol=1e-6 * np.abs(Z).max())
+
+
 @pytest.mark.parametrize("seed, sep, heavy", [(0, 0.8, False), (1, 2.5, True), (4, None, False)])
 def test_the_data_units_candidate_leaves_the_default_alone_unless_kept(seed, sep, heavy, monkeypatch):
     # its fit draws from a generator spawned from the principal candidate's: without it the default's fit is the
