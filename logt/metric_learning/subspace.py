@@ -371,7 +371,7 @@ def nn1_accuracy(Zref, cref, Zq, cq, block=512):
 
 
 CANDIDATES = ("learned", "subspace", "euclidean")      # the check's candidates, in the order ties go
-# in turn, each replaces the choice so far only when ahead of it ("principal_units": held-out checks only)
+# in turn, each replaces the choice so far only when ahead of it
 FURTHER_CANDIDATES = ("standardized", "principal", "principal_units")
 CHECK_Z = 1.0       # a candidate other than the plainest is kept only when ahead of it by this many standard errors
 # a cross-fitted check's further candidates: kept only when ahead of the choice by this many (docs/guide/
@@ -399,7 +399,7 @@ def choose_candidate(hits, z=CHECK_Z, further_z=None):
     "standardized", a metric learned on a subspace extended by :func:`standardized_mean_directions`,
     "principal", a metric learned on the principal directions alone (no class-mean directions), and
     "principal_units", the same directions with their coordinates in the data's units (one common factor, as
-    an int ``n_components`` scales them, not standardized; held-out checks only), are a further step: in that
+    an int ``n_components`` scales them, not standardized), are a further step: in that
     order, each replaces the choice so far only when ahead of it by more than ``z`` standard errors. So a kept
     "standardized" stands unless "principal" beats it by as much: the more accurate of two candidates that both
     beat the plain choice is, on a few hundred rows, a coin toss (one random wide problem of 252 checked rows:
