@@ -775,9 +775,9 @@ def test_cross_fitted_standardized_candidate_skipped_where_its_directions_outnum
     widths = []
     inner = MetricLearner._check_fit
 
-    def recording(self, Z, codes, gen, T=None, as_default=False):
+    def recording(self, Z, codes, gen, T=None, **kw):
         widths.append(Z.shape[1])
-        return inner(self, Z, codes, gen, T, as_default)
+        return inner(self, Z, codes, gen, T, **kw)
     monkeypatch.setattr(MetricLearner, "_check_fit", recording)
     ml = MetricLearner(rng=0).fit(Xtr, ytr)
     c = ml.check_accuracy_

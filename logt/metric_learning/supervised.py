@@ -683,8 +683,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             for name, basis_a in bases.items():
                 Zf = _subspace.project_rows(X, mean, full_rows(basis_a, active))
                 g = gen_standardized if name == "standardized" else gen_principal
-                A = Zf @ self._check_fit(Zf[tr], codes[tr], g, T_fold).components_.T
-                h[name][te] = _subspace.split_hits(A, codes, tr, te)
+                h[name][te] = self._fold_hits(Zf, codes, tr, te, g, T_fold)
                 if name == "principal":
                     fold_principal[f] = Zf
         extended = metric = principal = principal_units = None
@@ -701,10 +700,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 g = gen_principal.spawn(1)[0]
                 hu = np.zeros(codes.size)
                 for f, Zf in fold_principal.items():
-                    te = folds == f
-                    tr = ~te
-                    A = Zf @ self._check_fit(Zf[tr], codes[tr], g, T_fold, data_units=True).components_.T
-                    hu[te] = _subspace.split_hits(A, codes, tr, te)
+                    hu[folds == f] = self._fold_hits(Zf, codes, folds != f, folds == f, g, T_fold, data_units=True)
                 hits["principal_units"] = hu
                 principal_units = np.zeros((1, kp))
         return extended, metric, principal, principal_units
@@ -867,9 +863,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             hits["subspace"][te] = _subspace.split_hits(Z, codes, tr, te)
             if not _subspace.can_learn(codes[tr]):
                 continue
-            A = Z @ self._check_fit(Z[tr], codes[tr], gen, T_fold).components_.T
-            hits["learned"][te] = _subspace.split_hits(A, codes, tr, te)
+            hits["learned"][te] = self._fold_hits(Z, codes, tr, te, gen, T_fold)
         return folds, hits
+
+    def _fold_hits(self, Zc, codes, tr, te, gen, T, data_units=False):
+        """A cross-fitted fold's 1-NN hits: the rows ``te`` (bool (n,)) of the coordinates ``Zc`` (n, k) against the
+        rows ``tr``, under the metric learned on the rows ``tr`` (:meth:`_check_fit`, from ``gen``, budget ``T``;
+        ``data_units`` as there). Returns float (te.sum(),)."""
+        A = Zc @ self._check_fit(Zc[tr], codes[tr], gen, T, data_units=data_units).components_.T
+        return _subspace.split_hits(A, codes, tr, te)
 
     def _check_fit(self, Z, codes, gen, T=None, as_default=False, data_units=False):
         """A check's fit: a fresh estimator with these parameters (and ``loss_``; budget ``T`` if given) fitted
