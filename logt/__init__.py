@@ -35,8 +35,8 @@ from logt._minimize import logt_params, minimize
 from logt._result import ConvergenceWarning, MinimizeResult
 from logt._threads import single_threaded_blas
 from logt.domains import Box, CallableDomain, EuclideanBall, PSDCone, project_psd
-from logt.metric_learning import (DegenerateMetricWarning, MetricLearner, NotFittedError, PairsMetricLearner,
-                                  practical_metric_params)
+from logt.metric_learning import (DegenerateMetricWarning, GlitchedRowsWarning, MetricLearner, NotFittedError,
+                                  PairsMetricLearner, practical_metric_params)
 
 try:
     __version__ = _version("logt")
@@ -47,5 +47,5 @@ __all__ = [
     "minimize", "logt_params", "MinimizeResult", "ConvergenceWarning", "CheckpointError", "single_threaded_blas",
     "PSDCone", "EuclideanBall", "Box", "CallableDomain", "project_psd",
     "MetricLearner", "NotFittedError", "practical_metric_params", "PairsMetricLearner",
-    "DegenerateMetricWarning",
+    "DegenerateMetricWarning", "GlitchedRowsWarning",
 ]

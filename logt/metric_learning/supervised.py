@@ -8,9 +8,11 @@ from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_labels, check_points, full_mean,
                                         full_rows, scaled_active, top_rows)
+from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
+from logt.metric_learning.outliers import GlitchedRowsWarning
 from logt.oracles.neighbors import MAX_NEIGHBORS
 from logt.metric_learning.whitening import WHITENINGS, fit_whitening, whiten_rows
 from logt.oracles.metric import SAMPLINGS, MetricLearning, plain_label
@@ -279,6 +281,12 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         int, training rows found to be outliers and pulled in to the unit sphere
         for the fit (0 on clean data; :mod:`logt.metric_learning.scaling`; with the whitening,
         also the rows it found to be outliers).
+    n_repaired_
+        int, glitched training rows repaired before everything else (dense input, any ``scaling`` but None):
+        more than 1% (and 5) of the rows, at most 10%, above a gap in the robust row norms, their entries
+        beyond the other rows' range replaced by the features' medians (or the whole row scaled back); a
+        :class:`~logt.metric_learning.outliers.GlitchedRowsWarning` says so. 0 on clean data
+        (:mod:`logt.metric_learning.outliers`).
     whitening_
         (d_active, d_active) or None, the map from the scaled active features to the space
         the metric is learned in (``whiten="targets"``; None when not whitened).
@@ -381,6 +389,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                              "(a similar pair); every label in y is unique")
         gen = check_rng(self.rng)
         self.check_accuracy_ = None
+        X = self._repair_glitched_rows(X, codes)
         with single_threaded_blas():
             Z, active_in, fit_rows = self._subspace_fit(X, gen, codes, holdout=bool(self.check))   # X unless a subspace
         # the check runs for the default and for an int n_components on wide input (few features: not checked)
@@ -461,6 +470,19 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                     self.components_ = _subspace.selection_rows(active_in)
                     self.n_components_ = self.components_.shape[0]
         return self._fitted()
+
+    def _repair_glitched_rows(self, X, codes):
+        """``X`` with its glitched rows repaired (:func:`logt.metric_learning.outliers.glitched_rows`: more than 1%
+        of the rows with entries orders of magnitude beyond the others', clipped to the other rows' range), a
+        warning when there are any; sets ``n_repaired_``. Not under ``scaling=None`` (the rows are the user's)."""
+        self.n_repaired_ = 0
+        if self.scaling is None:
+            return X
+        X, rows = _outliers.glitched_rows(X, codes)
+        self.n_repaired_ = int(rows.sum())
+        if self.n_repaired_:
+            warnings.warn(_outliers.repair_message(self.n_repaired_, X.shape[0]), GlitchedRowsWarning, stacklevel=3)
+        return X
 
     def _full_rank_check(self, X, codes, active, gen):
         """The default's check of a full-rank metric (few features): the metric learned with these parameters

@@ -1,0 +1,222 @@
+"""Glitched training rows (logt.metric_learning.outliers): the robust norms, the gap rule, the label rule, the
+repair, and MetricLearner's use of them, against NumPy/SciPy formulas and the generator's own record of the
+glitched rows."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import logt.metric_learning.outliers as O
+from logt import GlitchedRowsWarning, MetricLearner
+from logt.experiments import highdim_data as H
+
+
+def _reference_norms(X):
+    """The rule written out: median and 10-90th percentile spread from every ceil(n / 1024)-th row, the standard
+    deviation over all rows where the spread is 0, 1 for a constant feature."""
+    n = X.shape[0]
+    S = X[::math.ceil(n / O.ROBUST_SAMPLE_ROWS)]
+    med = np.quantile(S, 0.5, axis=0)
+    spread = np.quantile(S, 0.9, axis=0) - np.quantile(S, 0.1, axis=0)
+    sd = X.std(axis=0)
+    spread = np.where(spread > 0, spread, np.where(sd > 0, sd, 1.0))
+    return np.linalg.norm((X - med) / spread, axis=1)
+
+
+def _reference_gap_rows(norms):
+    """The gap rule by brute force: for k from the most rows above to the fewest, the first jump > GAP_FACTOR."""
+    n = norms.size
+    s = sorted(norms.tolist())
+    for k in range(int(np.floor(O.GAP_MAX_SHARE * n)), max(math.ceil(O.GAP_MIN_SHARE * n), O.GAP_MIN_ROWS) - 1, -1):
+        lo, hi = s[n - k - 1], s[n - k]
+        if lo > 0 and hi > O.GAP_FACTOR * lo:
+            return norms > lo
+    return np.zeros(n, dtype=bool)
+
+
+@pytest.mark.parametrize("n, d", [(300, 7), (2500, 40), (60, 500)])
+def test_robust_norms_match_the_rule_written_out(n, d, monkeypatch):
+    rng = np.random.default_rng(n + d)
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-3, 3, d)
+    X[:, 0] = 4.0                                            # constant: adds 0
+    X[:, 1] = 0.0
+    X[rng.choice(n, 3, replace=False), 1] = 5.0             # mostly zero: spread 0, standard deviation instead
+    X[: n // 20] *= 1e4                                      # glitched rows hardly move the statistics
+    monkeypatch.setattr(O, "_BLOCK_ENTRIES", 3 * d + 1)     # several blocks
+    got = O.robust_row_norms(X)
+    np.testing.assert_allclose(got, _reference_norms(X), rtol=1e-12)
+    # scale and shift free
+    np.testing.assert_allclose(O.robust_row_norms(X * 1e-5 + 3.0), got, rtol=1e-6)
+
+
+def test_gap_rule_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for trial in range(400):
+        n = int(rng.integers(10, 400))
+        norms = rng.lognormal(0, float(rng.uniform(0.1, 1.5)), n)
+        k = int(rng.integers(0, n // 6 + 1))
+        norms[rng.choice(n, k, replace=False)] *= float(rng.choice([2.0, 3.9, 4.1, 50.0, 1e4]))
+        if trial % 7 == 0:
+            norms[: n // 3] = 0.0                            # zeros below: no gap above 0
+        np.testing.assert_array_equal(O.gap_rows(norms), _reference_gap_rows(norms))
+
+
+@pytest.mark.parametrize("share, flagged", [(0.005, False), (0.02, True), (0.09, True), (0.15, False)])
+def test_gap_rule_bounds(share, flagged):
+    """Rows far above the others are flagged from 1% (and 5 rows) to 10% of the rows; fewer are the scaling's,
+    more are a part of the data."""
+    rng = np.random.default_rng(1)
+    norms = rng.uniform(1.0, 2.0, 1000)
+    far = rng.choice(1000, int(share * 1000), replace=False)
+    norms[far] *= 100.0
+    got = O.gap_rows(norms)
+    assert got.any() == flagged
+    if flagged:
+        assert np.array_equal(np.flatnonzero(got), np.sort(far))
+    assert not O.gap_rows(np.r_[np.ones(45), 100.0 * np.ones(4)]).any()     # below 50 rows: never
+
+
+def _glitched(kind, frac, scale, entries, seed):
+    if kind == "dense":
+        X, y = H.dense_classification(900, 300, n_informative=8, n_classes=3, class_sep=2.0, rng=seed)
+    elif kind == "digits":
+        X, y = H.shifted_digits(900, canvas=24, size=16, max_shift=3, rng=seed)
+    else:
+        X, y = H.multimodal(900, 600, 3, n_clusters=2, n_informative=3, sep=4.0, noise=0.7, rng=seed)
+    Xg, rows = H.with_outlier_rows(X, frac, scale, entries, rng=seed + 1)
+    return X, Xg, y, rows
+
+
+@pytest.mark.parametrize("kind", ["dense", "digits", "multimodal"])
+@pytest.mark.parametrize("frac, scale, entries", [(0.03, 1e3, 0.05), (0.08, 1e5, 1.0)])
+def test_glitched_rows_found_exactly(kind, frac, scale, entries):
+    """The generator's record of its glitched rows is what the rule finds; scale free; labels drawn
+    independently of the glitch do not stop the repair."""
+    X, Xg, y, rows = _glitched(kind, frac, scale, entries, seed=3)
+    Xr, found = O.glitched_rows(Xg, np.unique(y, return_inverse=True)[1])
+    assert np.array_equal(np.flatnonzero(found), rows)
+    assert np.array_equal(O.glitched_rows(Xg * 1e-7 - 2.0)[1], found)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # no overflow, underflow or invalid value on the way
+        for unit in (1e300, 1e-300):
+            Xu, found_u = O.glitched_rows(Xg * unit)
+            assert np.array_equal(found_u, found)
+            np.testing.assert_allclose(Xu / unit, Xr, rtol=1e-12, atol=1e-300)
+    # the repair (the rule written out row by row), every other row untouched (bit for bit)
+    np.testing.assert_allclose(Xr[found], _reference_repair(Xg, found)[found], rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(Xr[~found], Xg[~found])
+    keep = Xg[~found]
+    assert np.all((Xr >= keep.min(0)) & (Xr <= keep.max(0)))
+    assert Xg[found].max() > keep.max()                      # the test has power: something was repaired
+    # partial glitches keep most of the row; rows scaled whole come back along their direction
+    err = np.linalg.norm(Xr[found] - X[found], axis=1) / np.linalg.norm(X[found], axis=1)
+    assert np.median(err) < (0.5 if entries < 1 else 1.0), np.median(err)
+
+
+def _reference_repair(X, rows):
+    keep = X[~rows]
+    lo, hi, med = keep.min(0), keep.max(0), np.median(keep, 0)
+    target = np.median(np.linalg.norm(keep, axis=1))
+    Xr = X.copy()
+    for i in np.flatnonzero(rows):
+        x = X[i].copy()
+        bad = (x < lo) | (x > hi)
+        if bad.sum() <= O.WHOLE_ROW_SHARE * max(1, np.sum(x != med)):
+            x[bad] = med[bad]
+        else:
+            x = np.clip(x * (target / np.linalg.norm(x)), lo, hi)
+        Xr[i] = x
+    return Xr
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_clean_data_left_alone(seed):
+    """Heavy tails are not glitches: no row flagged on Cauchy, Student-t, log-normal and Pareto rows, sinh-tailed
+    dense data and the generators' raw pixels, spectra and expression counts (X itself returned)."""
+    g = np.random.default_rng(seed)
+    n, d = int(g.integers(60, 2500)), int(g.integers(2, 400))
+    sets = [g.standard_cauchy((n, d)), g.standard_t(1.5, (n, d)),
+            g.standard_normal((n, d)) * np.exp(g.normal(0, 1.5, (n, 1))),
+            g.standard_normal((n, d)) * (1 + g.pareto(1.0, (n, 1))),
+            H.dense_classification(800, 400, heavy_tailed=True, rng=seed)[0],
+            H.shifted_digits(600, noise=0.15, rng=seed)[0],
+            H.spectra(500, 400, rng=seed)[0], H.expression(300, 1500, counts=True, rng=seed)[0]]
+    for X in sets:
+        Xr, rows = O.glitched_rows(X)
+        assert Xr is X and not rows.any()
+
+
+def test_rows_of_one_class_are_signal():
+    """A rare class whose rows are all 100x larger is flagged by the gap rule but left alone with the labels
+    (binomial tail against the exact sum); glitches spread over the classes are repaired."""
+    g = np.random.default_rng(5)
+    n = 1000
+    y = np.where(np.arange(n) < 50, 3, g.integers(0, 3, n))
+    X = g.standard_normal((n, 20))
+    X[y == 3] *= 100.0
+    assert np.array_equal(O.gap_rows(O.robust_row_norms(X)), y == 3)
+    assert O.one_class_rows(y, y == 3)
+    assert not O.glitched_rows(X, y)[1].any() and O.glitched_rows(X)[1].sum() == 50
+
+    def tail(k, kc, p):
+        return sum(math.comb(k, j) * p ** j * (1 - p) ** (k - j) for j in range(kc, k + 1))
+
+    spread = np.zeros(n, dtype=bool)
+    spread[g.choice(n, 50, replace=False)] = True
+    codes = g.integers(0, 4, n)
+    counts = np.bincount(codes)
+    worst = min(tail(50, int(np.sum(codes[spread] == c)), counts[c] / n) for c in range(4))
+    assert O.one_class_rows(codes, spread) == (worst < O.LABEL_ALPHA / 4)
+    assert not O.one_class_rows(codes, spread)
+
+
+def _one_nn(est, Xtr, ytr, Xte, yte):
+    from sklearn.neighbors import KNeighborsClassifier
+    return KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+
+
+@pytest.mark.parametrize("kind", ["digits", "multimodal"])
+def test_metric_learner_repairs_glitched_rows(kind, monkeypatch):
+    """The default warns, counts the repaired rows, and on the clean test rows comes within 0.05 of the same fit on
+    the data without glitches; without the repair (monkeypatched off) it is more than 0.05 below (power)."""
+    X, Xg, y, rows = _glitched(kind, 0.06, 1e4, 0.05, seed=11)
+    n = 600
+    test = np.setdiff1d(np.arange(n, X.shape[0]), rows)
+    with pytest.warns(GlitchedRowsWarning, match="training rows"):
+        est = MetricLearner(rng=0).fit(Xg[:n], y[:n])
+    assert est.n_repaired_ == np.sum(rows < n)
+    acc = _one_nn(est, Xg[:n], y[:n], Xg[test], y[test])
+    clean = _one_nn(MetricLearner(rng=0).fit(X[:n], y[:n]), X[:n], y[:n], X[test], y[test])
+    monkeypatch.setattr(O, "glitched_rows", lambda X, codes=None: (X, np.zeros(X.shape[0], dtype=bool)))
+    off = _one_nn(MetricLearner(rng=0).fit(Xg[:n], y[:n]), Xg[:n], y[:n], Xg[test], y[test])
+    assert acc >= clean - 0.05 and acc >= off + 0.05, (acc, clean, off)
+
+
+@pytest.mark.parametrize("data", ["digits", "heavy"])
+def test_metric_learner_clean_fit_untouched(data, monkeypatch):
+    """On clean data (heavy tails included) the fit is the one without the rule, bit for bit, and says nothing."""
+    if data == "digits":
+        X, y = H.shifted_digits(600, canvas=24, size=16, max_shift=3, noise=0.15, rng=2)
+    else:
+        X, y = H.dense_classification(500, 200, n_informative=6, n_classes=3, class_sep=2.0, heavy_tailed=True, rng=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GlitchedRowsWarning)
+        est = MetricLearner(rng=0).fit(X, y)
+    assert est.n_repaired_ == 0 and est.metric_choice_ in ("learned", "subspace")     # a fitted metric, not the identity
+    monkeypatch.setattr(O, "glitched_rows", lambda X, codes=None: (X, np.zeros(X.shape[0], dtype=bool)))
+    ref = MetricLearner(rng=0).fit(X, y)
+    np.testing.assert_array_equal(est.components_, ref.components_)
+    assert est.metric_choice_ == ref.metric_choice_
+
+
+def test_metric_learner_leaves_user_scaled_and_sparse_rows(monkeypatch):
+    """scaling=None (the rows are the user's) and sparse input (not centred) are not repaired."""
+    X, Xg, y, rows = _glitched("dense", 0.05, 1e4, 0.05, seed=4)
+    Xu = Xg / (1.0001 * np.linalg.norm(Xg, axis=1).max())
+    fast = dict(rng=0, T=20_000, check=False)
+    assert MetricLearner(scaling=None, **fast).fit(Xu, y).n_repaired_ == 0
+    assert MetricLearner(**fast).fit(sp.csr_matrix(Xg), y).n_repaired_ == 0
+    with pytest.warns(GlitchedRowsWarning):
+        assert MetricLearner(**fast).fit(Xg, y).n_repaired_ == rows.size
