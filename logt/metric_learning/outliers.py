@@ -18,7 +18,9 @@ The rule (dense input):
    most rows above it) flags the rows above it. Fewer rows are the scaling's (its 99th-percentile rule); more
    are a part of the data, not a glitch.
 3. *Not a class*: with labels, the flagged rows are left alone when one class holds more of them than chance
-   explains (binomial tail below ``LABEL_ALPHA`` / the number of classes): far rows of one class are signal.
+   explains (binomial tail below ``LABEL_ALPHA`` / the number of classes): far rows of one class are signal. For
+   the pairs learner (:func:`glitched_pair_points`, the pairs' points taken together), when the pairs with a
+   flagged point are labelled differently from the others (:func:`pair_label_rows`).
 4. *The repair* (:func:`repair_rows`): a flagged row's entries outside their feature's range over the other rows
    are glitched; at most ``WHOLE_ROW_SHARE`` (half) of the row's moved entries glitched, they are replaced by
    the feature's median and the rest of the row keeps its values (and its information); more, the whole row was
@@ -38,11 +40,12 @@ from scipy import stats
 
 from logt.metric_learning.scaling import extreme_unit
 
-__all__ = ["GlitchedRowsWarning", "GAP_FACTOR", "GAP_MIN_SHARE", "GAP_MIN_ROWS", "GAP_MAX_SHARE", "ROBUST_SAMPLE_ROWS", "LABEL_ALPHA",
-           "WHOLE_ROW_SHARE",
-           "robust_row_norms", "gap_rows", "one_class_rows", "repair_rows", "glitched_rows", "repair_message"]
+__all__ = ["GlitchedRowsWarning", "GAP_FACTOR", "GAP_MIN_SHARE", "GAP_MIN_ROWS", "GAP_MAX_SHARE",
+           "ROBUST_SAMPLE_ROWS", "LABEL_ALPHA", "WHOLE_ROW_SHARE", "robust_row_norms", "gap_rows", "one_class_rows",
+           "pair_label_rows", "repair_rows", "repair_blocks", "glitched_rows", "glitched_pair_points",
+           "repair_message"]
 
-GAP_FACTOR = 4.0            # neighbouring sorted robust norms this far apart: a gap (clean data: at most 2.1)
+GAP_FACTOR = 4.0            # neighbouring sorted robust norms this far apart: a gap (clean data: at most 2.2)
 GAP_MIN_SHARE = 0.01        # at least 1% of the rows above the gap (fewer: the scaling's 99th-percentile rule)
 GAP_MIN_ROWS = 5            # and at least 5 rows
 GAP_MAX_SHARE = 0.10        # at most 10% of the rows (more: a part of the data)
@@ -54,42 +57,48 @@ _BLOCK_ENTRIES = 2**22      # robust norms computed over blocks of rows of at mo
 
 class GlitchedRowsWarning(UserWarning):
     """Some training rows had entries orders of magnitude beyond the other rows' and were repaired for the fit
-    (:func:`glitched_rows`); raised by :class:`logt.MetricLearner`, whose ``n_repaired_`` counts them."""
+    (:func:`glitched_rows`, :func:`glitched_pair_points`); raised by :class:`logt.MetricLearner` and
+    :class:`logt.PairsMetricLearner`, whose ``n_repaired_`` counts them."""
 
 
-def robust_row_norms(X):
-    """(n,) norms of the rows of dense ``X`` (n, d) centred at each feature's median and divided by its 10-90th
-    percentile spread (the standard deviation where that spread is 0; 1 for a constant feature), the medians and
-    percentiles from at most ``ROBUST_SAMPLE_ROWS`` evenly strided rows. Scale free: ``X * c`` gives the same norms
-    (to rounding). Memory: one block of at most ``_BLOCK_ENTRIES`` entries besides ``X`` and the sample."""
-    n, d = X.shape
-    sample = X[::max(1, math.ceil(n / ROBUST_SAMPLE_ROWS))]
+def robust_row_norms(*blocks):
+    """(n,) norms of the rows of the dense ``blocks`` ((n_b, d) each, taken together: ``n = sum n_b``) centred at
+    each feature's median and divided by its 10-90th percentile spread (the standard deviation where that spread is
+    0; 1 for a constant feature), the medians and percentiles from at most about ``ROBUST_SAMPLE_ROWS`` evenly
+    strided rows. Scale free: ``X * c`` gives the same norms (to rounding). Memory: one block of at most
+    ``_BLOCK_ENTRIES`` entries besides the input and the sample."""
+    n, d = sum(B.shape[0] for B in blocks), blocks[0].shape[1]
+    stride = max(1, math.ceil(n / ROBUST_SAMPLE_ROWS))
+    sample = blocks[0][::stride] if len(blocks) == 1 else np.vstack([B[::stride] for B in blocks])
     lo, med, hi = np.percentile(sample, [10.0, 50.0, 90.0], axis=0)
     spread = hi - lo
     flat = ~(spread > 0.0)
     step = max(1, _BLOCK_ENTRIES // max(d, 1))
     if flat.any():
-        sd = _column_sd(X, flat, step)
+        sd = _column_sd(blocks, flat, step)
         spread[flat] = np.where(sd > 0.0, sd, 1.0)
-    norms = np.empty(n)
-    for a in range(0, n, step):
-        R = (X[a:a + step] - med) / spread
-        norms[a:a + step] = np.sqrt(np.einsum("ij,ij->i", R, R))
-    return norms
+    norms = []
+    for X in blocks:
+        for a in range(0, X.shape[0], step):
+            R = (X[a:a + step] - med) / spread
+            norms.append(np.sqrt(np.einsum("ij,ij->i", R, R)))
+    return np.concatenate(norms) if norms else np.zeros(0)
 
 
-def _column_sd(X, cols, step):
-    """(m,) standard deviations of the ``cols`` ((d,) bool) columns of ``X`` over every row, two passes over blocks
-    of ``step`` rows (no copy of the columns)."""
-    n = X.shape[0]
+def _column_sd(blocks, cols, step):
+    """(m,) standard deviations of the ``cols`` ((d,) bool) columns over every row of the ``blocks``, two passes
+    over chunks of ``step`` rows (no copy of the columns)."""
+    n = sum(X.shape[0] for X in blocks)
     total = np.zeros(int(cols.sum()))
-    for a in range(0, n, step):
-        total += X[a:a + step, cols].sum(axis=0)
+    for X in blocks:
+        for a in range(0, X.shape[0], step):
+            total += X[a:a + step, cols].sum(axis=0)
     mean = total / n
     sq = np.zeros_like(mean)
-    for a in range(0, n, step):
-        D = X[a:a + step, cols] - mean
-        sq += np.einsum("ij,ij->j", D, D)
+    for X in blocks:
+        for a in range(0, X.shape[0], step):
+            D = X[a:a + step, cols] - mean
+            sq += np.einsum("ij,ij->j", D, D)
     return np.sqrt(sq / n)
 
 
@@ -125,21 +134,28 @@ def one_class_rows(codes, rows):
     return bool(np.min(tail) < LABEL_ALPHA / int(present.sum()))
 
 
-def repair_rows(X, rows):
-    """A copy of dense ``X`` (n, d) with its ``rows`` ((n,) bool) repaired from the other rows' statistics.
+def pair_label_rows(y, touched):
+    """Whether the pairs with a flagged point (``touched`` (n_pairs,) bool) differ in their labels ``y``
+    (n_pairs,) in {-1, +1} from the other pairs more than chance explains: Fisher's exact test on the 2 x 2 table
+    (touched or not, similar or not), two-sided p-value below ``LABEL_ALPHA``. A glitch does not change a pair's
+    label; far points of one kind (all similar to each other, or dissimilar to the rest) do."""
+    sim = y > 0
+    table = [[int(np.sum(touched & sim)), int(np.sum(touched & ~sim))],
+             [int(np.sum(~touched & sim)), int(np.sum(~touched & ~sim))]]
+    return bool(stats.fisher_exact(table).pvalue < LABEL_ALPHA)
 
-    An entry outside its feature's range over the other rows is a glitched entry. A row with at most
-    ``WHOLE_ROW_SHARE`` of its entries glitched (counted among those that differ from the feature's median over the
-    other rows) gets those entries replaced by the medians: the rest of the row keeps its values. A row with more
-    (the whole row scaled) is scaled back to the other rows' median norm, then clipped to their range: its direction
-    is what is left of it. Memory: two copies of ``X`` at most (the other rows, partitioned for their medians, then
-    the result)."""
-    keep = X[~rows]
+
+def _repair_stats(keep):
+    """``(lo, hi, med, target)`` of the other rows ``keep`` (m, d), a copy this function may reorder: each feature's
+    minimum, maximum and median, and the median row norm."""
     lo, hi = keep.min(axis=0), keep.max(axis=0)
     target = float(np.median(np.sqrt(np.einsum("ij,ij->i", keep, keep))))
     med = np.median(keep, axis=0, overwrite_input=True)          # keep is ours: partitioned in place
-    del keep
-    B = X[rows]
+    return lo, hi, med, target
+
+
+def _repaired(B, lo, hi, med, target):
+    """The flagged rows ``B`` (m, d) (a copy, changed in place) repaired with :func:`_repair_stats`'s values."""
     bad = (B < lo) | (B > hi)
     moved = np.maximum(np.count_nonzero(B != med, axis=1), 1)
     whole = np.count_nonzero(bad, axis=1) > WHOLE_ROW_SHARE * moved
@@ -149,9 +165,33 @@ def repair_rows(X, rows):
         norms = np.linalg.norm(B[whole], axis=1)
         f = np.divide(target, norms, out=np.ones_like(norms), where=norms > 0.0)
         B[whole] = np.clip(B[whole] * f[:, None], lo, hi)
-    Xr = np.array(X, copy=True)
-    Xr[rows] = B
-    return Xr
+    return B
+
+
+def repair_rows(X, rows):
+    """A copy of dense ``X`` (n, d) with its ``rows`` ((n,) bool) repaired from the other rows' statistics.
+
+    An entry outside its feature's range over the other rows is a glitched entry. A row with at most
+    ``WHOLE_ROW_SHARE`` of its entries glitched (counted among those that differ from the feature's median over the
+    other rows) gets those entries replaced by the medians: the rest of the row keeps its values. A row with more
+    (the whole row scaled) is scaled back to the other rows' median norm, then clipped to their range: its direction
+    is what is left of it. Memory: two copies of ``X`` at most (the other rows, partitioned for their medians, then
+    the result)."""
+    return repair_blocks((X,), (rows,))[0]
+
+
+def repair_blocks(blocks, masks):
+    """:func:`repair_rows` on row blocks taken together (the statistics from every block's unflagged rows): a
+    list of copies of the ``blocks`` ((n_b, d) each) with their ``masks`` ((n_b,) bool) rows repaired."""
+    keep = blocks[0][~masks[0]] if len(blocks) == 1 else np.vstack([X[~m] for X, m in zip(blocks, masks)])
+    stats_ = _repair_stats(keep)
+    del keep
+    out = []
+    for X, m in zip(blocks, masks):
+        Xr = np.array(X, copy=True)
+        Xr[m] = _repaired(X[m], *stats_)
+        out.append(Xr)
+    return out
 
 
 def glitched_rows(X, codes=None):
@@ -172,11 +212,32 @@ def glitched_rows(X, codes=None):
     return (Xr if unit == 1.0 else Xr * unit), rows
 
 
-def repair_message(n_rows, n):
-    """The warning of a fit that repaired ``n_rows`` of its ``n`` training rows."""
-    return (f"{n_rows} of {n} training rows ({n_rows / n:.1%}) have entries orders of magnitude beyond the "
+def glitched_pair_points(a, b, y):
+    """``(a_repaired, b_repaired, rows_a, rows_b)``: :func:`glitched_rows` on the pairs' points ``a``, ``b``
+    ((n_pairs, d) dense each; a point in several pairs counted in each), the label rule being
+    :func:`pair_label_rows` on the pair labels ``y``; ``a`` and ``b`` themselves, untouched, when nothing is
+    repaired."""
+    n = a.shape[0]
+    none = np.zeros(n, dtype=bool)
+    if n < 1:
+        return a, b, none, none
+    unit = extreme_unit(a, b)
+    au, bu = (a, b) if unit == 1.0 else (a / unit, b / unit)
+    rows = gap_rows(robust_row_norms(au, bu))
+    ra, rb = rows[:n], rows[n:]
+    if not rows.any() or pair_label_rows(np.asarray(y), ra | rb):
+        return a, b, none, none
+    ar, br = repair_blocks((au, bu), (ra, rb))
+    if unit != 1.0:
+        ar, br = ar * unit, br * unit
+    return ar, br, ra, rb
+
+
+def repair_message(n_rows, n, what="training rows"):
+    """The warning of a fit that repaired ``n_rows`` of its ``n`` training rows (``what``)."""
+    return (f"{n_rows} of {n} {what} ({n_rows / n:.1%}) have entries orders of magnitude beyond the "
             "other rows' (a gap in their robust norms: glitches of a sensor or a unit?); for the fit, their "
             "entries outside the other rows' range were replaced by the features' medians (rows scaled whole: "
-            "scaled back), n_repaired_. New rows of this kind are not repaired "
-            "by transform and map far from every training row: clean or drop them. "
+            "scaled back), n_repaired_. New rows of this kind are not repaired by transform or the pair "
+            "methods and map far from every training row: clean or drop them. "
             "(logt.metric_learning.outliers)")

@@ -19,7 +19,9 @@ from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, check_fitted, check_pairs, distinct_points,
                                         first_appearance, top_rows)
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
+from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
+from logt.metric_learning.outliers import GlitchedRowsWarning
 from logt.oracles.metric import MetricLearning
 
 __all__ = ["PairsMetricLearner", "roc_auc", "auc_difference", "point_folds", "fold_points", "CALIBRATION_STRATEGIES",
@@ -275,6 +277,10 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         pairs") and ``n_pairs``.
     n_clipped_, active_features_, n_features_in_, n_calls_, n_projections_, n_epochs_, result_
         As in :class:`logt.MetricLearner`.
+    n_repaired_
+        int, the pairs' glitched points repaired before everything else (a point counted in each pair it is in;
+        :func:`logt.metric_learning.outliers.glitched_pair_points`: as ``MetricLearner``'s, the label rule being
+        that pairs with such a point are not labelled differently from the others); 0 on clean data.
     threshold_
         Distance threshold of :meth:`predict` (similar when ``pair_distance <= threshold_``).
     calibration_
@@ -328,7 +334,23 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self._check_params()
         a, b = check_pairs(pairs, self)
         y = _check_pair_labels(y, a.shape[0])
+        a, b = self._repair_glitched_points(a, b, y)
         return self._fit_points(a, b, y, calibration_params)
+
+    def _repair_glitched_points(self, a, b, y):
+        """The pairs' points ``a``, ``b`` (n_pairs, d) with their glitched rows repaired
+        (:func:`logt.metric_learning.outliers.glitched_pair_points`: more than 1% of the points with entries orders
+        of magnitude beyond the others', not tied to the pair labels), a warning when there are any; sets
+        ``n_repaired_``. Not under ``scaling=None`` (the points are the user's)."""
+        self.n_repaired_ = 0
+        if self.scaling is None:
+            return a, b
+        a, b, ra, rb = _outliers.glitched_pair_points(a, b, y)
+        self.n_repaired_ = int(ra.sum() + rb.sum())
+        if self.n_repaired_:
+            warnings.warn(_outliers.repair_message(self.n_repaired_, 2 * a.shape[0], "pair points"),
+                          GlitchedRowsWarning, stacklevel=3)
+        return a, b
 
     def _fit_points(self, a, b, y, calibration_params=None, points=None):
         """:meth:`fit` on checked input: the pairs' points ``a``, ``b`` ((n_pairs, d) float64, rows contiguous) and
