@@ -63,9 +63,9 @@ def test_gap_rule_matches_brute_force():
         np.testing.assert_array_equal(O.gap_rows(norms), _reference_gap_rows(norms))
 
 
-@pytest.mark.parametrize("share, flagged", [(0.005, False), (0.02, True), (0.09, True), (0.15, False)])
+@pytest.mark.parametrize("share, flagged", [(0.005, False), (0.02, True), (0.09, True), (0.2, True), (0.3, False)])
 def test_gap_rule_bounds(share, flagged):
-    """Rows far above the others are flagged from 1% (and 5 rows) to 10% of the rows; fewer are the scaling's,
+    """Rows far above the others are flagged from 1% (and 5 rows) to 25% of the rows; fewer are the scaling's,
     more are a part of the data."""
     rng = np.random.default_rng(1)
     norms = rng.uniform(1.0, 2.0, 1000)

@@ -38,7 +38,7 @@ data (Cauchy 2.3, log-normal 1.4), so the map is the same as without the rule; a
 row 10 times larger than the data's rows (ratio 5-9) is where the metric began to
 suffer on the generated data. The rule is scale free, so scaling X keeps the map's
 output unchanged. It breaks down beyond 1% of such rows; ``MetricLearner`` repairs
-glitched rows of dense input (1% to 10% of them) before it scales
+glitched rows of dense input (1% to 25% of them) before it scales
 (:mod:`logt.metric_learning.outliers`).
 """
 import math

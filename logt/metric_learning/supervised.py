@@ -283,7 +283,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         also the rows it found to be outliers).
     n_repaired_
         int, glitched training rows repaired before everything else (dense input, any ``scaling`` but None):
-        more than 1% (and 5) of the rows, at most 10%, above a gap in the robust row norms, their entries
+        more than 1% (and 5) of the rows, at most 25%, above a gap in the robust row norms, their entries
         beyond the other rows' range replaced by the features' medians (or the whole row scaled back); a
         :class:`~logt.metric_learning.outliers.GlitchedRowsWarning` says so. 0 on clean data
         (:mod:`logt.metric_learning.outliers`).
