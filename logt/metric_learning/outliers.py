@@ -43,8 +43,8 @@ from logt.metric_learning.scaling import extreme_unit
 
 __all__ = ["GlitchedRowsWarning", "GAP_FACTOR", "GAP_MIN_SHARE", "GAP_MIN_ROWS", "GAP_MAX_SHARE",
            "ROBUST_SAMPLE_ROWS", "LABEL_ALPHA", "WHOLE_ROW_SHARE", "robust_row_norms", "gap_rows", "one_class_rows",
-           "pair_label_rows", "repair_rows", "repair_blocks", "glitched_rows", "glitched_pair_points",
-           "repair_message"]
+           "pair_label_rows", "repair_rows", "repair_blocks", "glitched_blocks", "glitched_rows",
+           "glitched_pair_points", "repair_message"]
 
 GAP_FACTOR = 4.0            # neighbouring sorted robust norms this far apart: a gap (clean data: at most 2.2)
 GAP_MIN_SHARE = 0.01        # at least 1% of the rows above the gap (fewer: the scaling's 99th-percentile rule)
@@ -195,22 +195,33 @@ def repair_blocks(blocks, masks):
     return out
 
 
+def glitched_blocks(blocks, is_signal=None):
+    """``(repaired, masks)``: the glitched rows of the dense row ``blocks`` ((n_b, d) each, taken together) and the
+    blocks with them repaired (module docstring; ``masks`` (n_b,) bool each). Nothing flagged, or ``is_signal(masks)``
+    true (the label rule), gives the ``blocks`` themselves, untouched, and all-False masks. Magnitudes whose squares
+    under- or overflow are found and repaired on the blocks over a power of two (exact)."""
+    sizes = [B.shape[0] for B in blocks]
+    none = [np.zeros(m, dtype=bool) for m in sizes]
+    unit = extreme_unit(*blocks)
+    scaled = blocks if unit == 1.0 else [B / unit for B in blocks]
+    rows = gap_rows(robust_row_norms(*scaled))
+    masks = np.split(rows, np.cumsum(sizes)[:-1])
+    if not rows.any() or (is_signal is not None and is_signal(masks)):
+        return list(blocks), none
+    repaired = repair_blocks(scaled, masks)
+    return (repaired if unit == 1.0 else [B * unit for B in repaired]), masks
+
+
 def glitched_rows(X, codes=None):
     """``(X_repaired, rows)``: the glitched training rows of ``X`` (module docstring; (n,) bool) and ``X`` with
     them repaired (``X`` itself, untouched, when there are none). Sparse ``X`` is returned as is (its rows are
     not centred; rows of very different lengths are common there). ``codes`` (n,) class codes, optional: flagged
     rows concentrated in one class are left alone."""
-    n = X.shape[0]
-    none = np.zeros(n, dtype=bool)
-    if sp.issparse(X) or n < 2:
-        return X, none
-    unit = extreme_unit(X)          # magnitudes whose squares under- or overflow: found and repaired on X / 2^k
-    Xu = X if unit == 1.0 else X / unit
-    rows = gap_rows(robust_row_norms(Xu))
-    if not rows.any() or (codes is not None and one_class_rows(np.asarray(codes), rows)):
-        return X, none
-    Xr = repair_rows(Xu, rows)
-    return (Xr if unit == 1.0 else Xr * unit), rows
+    if sp.issparse(X) or X.shape[0] < 2:
+        return X, np.zeros(X.shape[0], dtype=bool)
+    signal = None if codes is None else (lambda masks: one_class_rows(np.asarray(codes), masks[0]))
+    (Xr,), (rows,) = glitched_blocks((X,), signal)
+    return Xr, rows
 
 
 def glitched_pair_points(a, b, y):
@@ -218,19 +229,10 @@ def glitched_pair_points(a, b, y):
     ((n_pairs, d) dense each; a point in several pairs counted in each), the label rule being
     :func:`pair_label_rows` on the pair labels ``y``; ``a`` and ``b`` themselves, untouched, when nothing is
     repaired."""
-    n = a.shape[0]
-    none = np.zeros(n, dtype=bool)
-    if n < 1:
+    if a.shape[0] < 1:
+        none = np.zeros(0, dtype=bool)
         return a, b, none, none
-    unit = extreme_unit(a, b)
-    au, bu = (a, b) if unit == 1.0 else (a / unit, b / unit)
-    rows = gap_rows(robust_row_norms(au, bu))
-    ra, rb = rows[:n], rows[n:]
-    if not rows.any() or pair_label_rows(np.asarray(y), ra | rb):
-        return a, b, none, none
-    ar, br = repair_blocks((au, bu), (ra, rb))
-    if unit != 1.0:
-        ar, br = ar * unit, br * unit
+    (ar, br), (ra, rb) = glitched_blocks((a, b), lambda masks: pair_label_rows(np.asarray(y), masks[0] | masks[1]))
     return ar, br, ra, rb
 
 

@@ -21,7 +21,6 @@ from logt.metric_learning._base import (MahalanobisLearner, check_fitted, check_
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
-from logt.metric_learning.outliers import GlitchedRowsWarning
 from logt.oracles.metric import MetricLearning
 
 __all__ = ["PairsMetricLearner", "roc_auc", "auc_difference", "point_folds", "fold_points", "CALIBRATION_STRATEGIES",
@@ -349,7 +348,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         self.n_repaired_ = int(ra.sum() + rb.sum())
         if self.n_repaired_:
             warnings.warn(_outliers.repair_message(self.n_repaired_, 2 * a.shape[0], "pair points"),
-                          GlitchedRowsWarning, stacklevel=3)
+                          _outliers.GlitchedRowsWarning, stacklevel=3)
         return a, b
 
     def _fit_points(self, a, b, y, calibration_params=None, points=None):

@@ -12,7 +12,6 @@ from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
 from logt.metric_learning.loss_choice import LOSSES, choose_loss
-from logt.metric_learning.outliers import GlitchedRowsWarning
 from logt.oracles.neighbors import MAX_NEIGHBORS
 from logt.metric_learning.whitening import WHITENINGS, fit_whitening, whiten_rows
 from logt.oracles.metric import SAMPLINGS, MetricLearning, plain_label
@@ -473,15 +472,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
 
     def _repair_glitched_rows(self, X, codes):
         """``X`` with its glitched rows repaired (:func:`logt.metric_learning.outliers.glitched_rows`: more than 1%
-        of the rows with entries orders of magnitude beyond the others', clipped to the other rows' range), a
-        warning when there are any; sets ``n_repaired_``. Not under ``scaling=None`` (the rows are the user's)."""
+        of the rows with entries orders of magnitude beyond the others', those entries replaced by the features'
+        medians), a warning when there are any; sets ``n_repaired_``. Not under ``scaling=None`` (the rows are the user's)."""
         self.n_repaired_ = 0
         if self.scaling is None:
             return X
         X, rows = _outliers.glitched_rows(X, codes)
         self.n_repaired_ = int(rows.sum())
         if self.n_repaired_:
-            warnings.warn(_outliers.repair_message(self.n_repaired_, X.shape[0]), GlitchedRowsWarning, stacklevel=3)
+            warnings.warn(_outliers.repair_message(self.n_repaired_, X.shape[0]), _outliers.GlitchedRowsWarning,
+                          stacklevel=3)
         return X
 
     def _full_rank_check(self, X, codes, active, gen):
