@@ -251,3 +251,17 @@ def test_with_outlier_rows_scales_entries_of_a_few_rows_only():
     for bad in (dict(frac=0.0), dict(frac=1.0), dict(entries=0.0), dict(entries=1.5)):
         with pytest.raises(ValueError, match="with_outlier_rows needs"):
             H.with_outlier_rows(X, **bad)
+
+
+def test_with_outlier_rows_on_sparse_rows_scales_stored_entries_only():
+    X, _ = H.sparse_classification(300, 500, 3, doc_length=20, rng=0)
+    Y, rows = H.with_outlier_rows(X, frac=0.05, scale=1e3, entries=0.5, rng=2)
+    assert sp.isspmatrix_csr(Y) and rows.size == 15
+    assert np.array_equal(Y.indices, X.indices) and np.array_equal(Y.indptr, X.indptr)     # the pattern kept
+    changed = Y.toarray() != X.toarray()
+    assert np.array_equal(np.flatnonzero(changed.any(axis=1)), rows)
+    nnz = np.diff(X.indptr)[rows]
+    assert np.array_equal(changed[rows].sum(axis=1), np.maximum(1, (0.5 * nnz).astype(int)))
+    np.testing.assert_allclose(Y.toarray()[changed], 1e3 * X.toarray()[changed], rtol=1e-15)
+    again, rows2 = H.with_outlier_rows(X, frac=0.05, scale=1e3, entries=0.5, rng=2)
+    assert (again != Y).nnz == 0 and np.array_equal(rows2, rows)

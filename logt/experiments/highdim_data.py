@@ -433,19 +433,27 @@ def multimodal(n_samples=1000, n_features=1500, n_classes=3, n_clusters=3, n_inf
 
 
 def with_outlier_rows(X, frac=0.02, scale=1e4, entries=0.1, rng=0):
-    """A copy of ``X`` (n, d; dense) with ``max(1, floor(frac n))`` rows, drawn at random, whose entries at a
-    random ``entries`` share of the columns (at least one) are multiplied by ``scale``: glitches of a sensor or a
-    unit. More than 1% of such rows defeat a rule built on the 99th percentile of the row norms. Returns
-    ``(X_out, rows)``, ``rows`` the outlier rows' indices (sorted). Draws from ``rng`` (advanced when a
-    :class:`numpy.random.Generator`)."""
+    """A copy of ``X`` (n, d; dense, or sparse: a CSR copy) with ``max(1, floor(frac n))`` rows, drawn at random,
+    whose entries at a random ``entries`` share of the columns (at least one; sparse ``X``: of the row's stored
+    entries, at least one where it has any) are multiplied by ``scale``: glitches of a sensor or a unit. More than
+    1% of such rows defeat a rule built on the 99th percentile of the row norms. Returns ``(X_out, rows)``, ``rows``
+    the outlier rows' indices (sorted). Draws from ``rng`` (advanced when a :class:`numpy.random.Generator`)."""
     if not 0.0 < frac < 1.0 or not 0.0 < entries <= 1.0:
         raise ValueError(f"with_outlier_rows needs 0 < frac < 1 and 0 < entries <= 1, got {frac}, {entries}")
     gen = check_rng(rng)
-    X = np.array(X, dtype=np.float64, copy=True)
+    sparse = sp.issparse(X)
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True) if sparse else np.array(X, dtype=np.float64, copy=True)
+    if sparse:
+        X.sum_duplicates()
     n, d = X.shape
     rows = np.sort(gen.choice(n, max(1, int(frac * n)), replace=False))
     for r in rows:
-        X[r, gen.choice(d, max(1, int(entries * d)), replace=False)] *= scale
+        if sparse:
+            a, b = X.indptr[r], X.indptr[r + 1]
+            if b > a:
+                X.data[a + gen.choice(b - a, max(1, int(entries * (b - a))), replace=False)] *= scale
+        else:
+            X[r, gen.choice(d, max(1, int(entries * d)), replace=False)] *= scale
     return X, rows
 
 

@@ -27,6 +27,15 @@ The rule (dense input):
    the feature's median and the rest of the row keeps its values (and its information); more, the whole row was
    scaled, and it is scaled back to the other rows' median norm, then clipped to their range.
 
+Sparse input (CSR, :func:`sparse_row_magnitudes`, :func:`repair_sparse_rows`): the same gap and label rules on
+each row's *robust magnitude*, the root mean square of its stored nonzero entries each divided by its feature's
+median absolute nonzero value (the median of all the nonzeros where a feature has fewer than ``SPARSE_POOL_MIN``):
+uncentred (zero means absent), and a mean, not a sum, so documents of different lengths are alike. The repair keeps
+the sparsity pattern: a glitched entry (outside its feature's range over the other rows, zeros included; the range
+of all their entries for a feature none of them has) becomes the feature's median absolute nonzero value (its
+sign kept); a row with more than ``WHOLE_ROW_SHARE`` of its nonzeros glitched is divided by the median of its
+entries' ratios to those values, then clipped to the range.
+
 Clean data are left alone: on 507 clean sets (the fifteen, the image and low-dimensional sets, every generator of
 :mod:`logt.experiments.highdim_data`, Cauchy, Student-t, log-normal and Pareto rows) no row was flagged and the
 largest such jump was 2.2; on 84 fresh glitched problems the flagged rows were glitched ones, all of them on 65
@@ -44,7 +53,7 @@ from logt.metric_learning.scaling import extreme_unit
 __all__ = ["GlitchedRowsWarning", "GAP_FACTOR", "GAP_MIN_SHARE", "GAP_MIN_ROWS", "GAP_MAX_SHARE",
            "ROBUST_SAMPLE_ROWS", "LABEL_ALPHA", "WHOLE_ROW_SHARE", "robust_row_norms", "gap_rows", "one_class_rows",
            "pair_label_rows", "repair_rows", "repair_blocks", "glitched_blocks", "glitched_rows",
-           "glitched_pair_points", "repair_message"]
+           "glitched_pair_points", "repair_message", "SPARSE_POOL_MIN", "sparse_row_magnitudes", "repair_sparse_rows"]
 
 GAP_FACTOR = 4.0            # neighbouring sorted robust norms this far apart: a gap (clean data: at most 2.2)
 GAP_MIN_SHARE = 0.01        # at least 1% of the rows above the gap (fewer: the scaling's 99th-percentile rule)
@@ -53,6 +62,7 @@ GAP_MAX_SHARE = 0.25        # at most 25% of the rows (more: a part of the data)
 ROBUST_SAMPLE_ROWS = 1024   # the medians and percentiles from at most this many rows (evenly strided)
 LABEL_ALPHA = 1e-3          # flagged rows this unlikely to be as concentrated in one class by chance: left alone
 WHOLE_ROW_SHARE = 0.5       # a flagged row with more of its entries glitched: scaled back whole, not entry by entry
+SPARSE_POOL_MIN = 5         # a sparse feature with fewer nonzeros: the median of all the nonzeros as its scale
 _BLOCK_ENTRIES = 2**22      # robust norms computed over blocks of rows of at most this many entries (32 MiB)
 
 
@@ -195,6 +205,114 @@ def repair_blocks(blocks, masks):
     return out
 
 
+def _canonical(X):
+    """CSR ``X`` without duplicate entries and with sorted indices (a copy where ``X`` has them)."""
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _entry_rows(X):
+    """(nnz,) row index of each stored entry of CSR ``X``."""
+    return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+
+
+def _group_medians(values, groups, n_groups):
+    """(n_groups,) median of ``values`` within each group (``groups`` the group index of each value; NaN for an
+    empty group) and (n_groups,) the group sizes; one sort."""
+    order = np.lexsort((values, groups))
+    v = values[order]
+    counts = np.bincount(groups, minlength=n_groups)
+    start = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    med = np.full(n_groups, np.nan)
+    has = counts > 0
+    lo = start[has] + (counts[has] - 1) // 2
+    hi = start[has] + counts[has] // 2
+    med[has] = 0.5 * (v[lo] + v[hi])
+    return med, counts
+
+
+def _sparse_scales(X):
+    """(d,) each feature's median absolute nonzero value over the rows of canonical CSR ``X`` (the median over all
+    its nonzeros where a feature has fewer than ``SPARSE_POOL_MIN``; 1 with no nonzero at all)."""
+    a = np.abs(X.data)
+    nz = a > 0.0
+    if not nz.any():
+        return np.ones(X.shape[1])
+    med, counts = _group_medians(a[nz], X.indices[nz], X.shape[1])
+    pooled = float(np.median(a[nz]))
+    return np.where(counts >= SPARSE_POOL_MIN, med, pooled)
+
+
+def sparse_row_magnitudes(X):
+    """(n,) robust magnitudes of the rows of CSR ``X`` (n, d): the root mean square of each row's nonzero
+    entries, each divided by its feature's median absolute nonzero value (:func:`_sparse_scales`); 0 for an empty
+    row. Scale free, and a mean: a row's length (its number of nonzeros) does not enter. Memory: a few arrays of
+    ``nnz`` entries."""
+    X = _canonical(X)
+    n = X.shape[0]
+    r = X.data / _sparse_scales(X)[X.indices]
+    rows = _entry_rows(X)
+    sq = np.bincount(rows, weights=r * r, minlength=n)
+    count = np.bincount(rows[X.data != 0.0], minlength=n)
+    return np.sqrt(sq / np.maximum(count, 1))
+
+
+def repair_sparse_rows(X, rows):
+    """A CSR copy of ``X`` (n, d) with its ``rows`` ((n,) bool) repaired from the other rows' statistics.
+
+    Each feature's range over the other rows (zeros included where one of them lacks it; for a feature none of
+    them has, the range of all their entries and 0) and its median absolute nonzero value ``s_j`` over them
+    (:func:`_sparse_scales`). A flagged row's stored entry outside its feature's range is glitched. With at most
+    ``WHOLE_ROW_SHARE`` of the row's nonzeros glitched, each glitched entry becomes ``sign * s_j`` (the feature
+    stays present, with a typical value); with more (the whole row scaled), the row is divided by the median of
+    ``|x_j| / s_j`` over its nonzeros (where above 1), then clipped to the range. The sparsity pattern is kept.
+    """
+    X = sp.csr_matrix(X, copy=True)
+    X.sum_duplicates()
+    keep = X[np.flatnonzero(~rows)]
+    n_keep, d = keep.shape
+    s = _sparse_scales(keep)
+    data = keep.data
+    counts = np.bincount(keep.indices, minlength=d)
+    lo = np.zeros(d)
+    hi = np.zeros(d)
+    if data.size:
+        has = counts > 0
+        mn = np.full(d, np.inf)
+        mx = np.full(d, -np.inf)
+        np.minimum.at(mn, keep.indices, data)
+        np.maximum.at(mx, keep.indices, data)
+        full = counts == n_keep                       # no zero among the other rows
+        lo[has] = np.where(full[has], mn[has], np.minimum(mn[has], 0.0))
+        hi[has] = np.where(full[has], mx[has], np.maximum(mx[has], 0.0))
+        lo[~has] = min(0.0, float(data.min()))
+        hi[~has] = max(0.0, float(data.max()))
+    ent_rows = _entry_rows(X)
+    sel = rows[ent_rows]                              # the flagged rows' stored entries
+    j = X.indices[sel]
+    v = X.data[sel]
+    r = ent_rows[sel]
+    bad = (v < lo[j]) | (v > hi[j])
+    nz = v != 0.0
+    n_bad = np.bincount(r, weights=bad, minlength=X.shape[0])
+    n_nz = np.bincount(r, weights=nz, minlength=X.shape[0])
+    whole = n_bad > WHOLE_ROW_SHARE * np.maximum(n_nz, 1.0)
+    w = whole[r]
+    part = bad & ~w
+    v[part] = np.sign(v[part]) * s[j[part]]
+    if w.any():
+        ratio = np.where(nz, np.abs(v) / s[j], np.nan)
+        keep_ratio = w & nz
+        f, _ = _group_medians(ratio[keep_ratio], r[keep_ratio], X.shape[0])
+        f = np.where(np.isfinite(f) & (f > 1.0), f, 1.0)
+        v[w] = np.clip(v[w] / f[r[w]], lo[j[w]], hi[j[w]])
+    X.data[sel] = v
+    X.eliminate_zeros()
+    return X
+
+
 def glitched_blocks(blocks, is_signal=None):
     """``(repaired, masks)``: the glitched rows of the dense row ``blocks`` ((n_b, d) each, taken together) and the
     blocks with them repaired (module docstring; ``masks`` (n_b,) bool each). Nothing flagged, or ``is_signal(masks)``
@@ -213,15 +331,29 @@ def glitched_blocks(blocks, is_signal=None):
 
 
 def glitched_rows(X, codes=None):
-    """``(X_repaired, rows)``: the glitched training rows of ``X`` (module docstring; (n,) bool) and ``X`` with
-    them repaired (``X`` itself, untouched, when there are none). Sparse ``X`` is returned as is (its rows are
-    not centred; rows of very different lengths are common there). ``codes`` (n,) class codes, optional: flagged
-    rows concentrated in one class are left alone."""
-    if sp.issparse(X) or X.shape[0] < 2:
+    """``(X_repaired, rows)``: the glitched training rows of ``X`` (n, d; dense, or sparse: CSR out) (module
+    docstring; (n,) bool) and ``X`` with them repaired (``X`` itself, untouched, when there are none). ``codes``
+    (n,) class codes, optional: flagged rows concentrated in one class are left alone."""
+    if X.shape[0] < 2:
         return X, np.zeros(X.shape[0], dtype=bool)
     signal = None if codes is None else (lambda masks: one_class_rows(np.asarray(codes), masks[0]))
+    if sp.issparse(X):
+        return _glitched_sparse_rows(X if X.format == "csr" else X.tocsr(), signal)
     (Xr,), (rows,) = glitched_blocks((X,), signal)
     return Xr, rows
+
+
+def _glitched_sparse_rows(X, is_signal):
+    """:func:`glitched_rows` for CSR ``X``: :func:`sparse_row_magnitudes`, :func:`gap_rows`, the label rule
+    ``is_signal([rows])``, :func:`repair_sparse_rows` (on ``X`` over a power of two where its magnitudes' squares
+    would under- or overflow)."""
+    unit = extreme_unit(X)
+    Xs = X if unit == 1.0 else X / unit
+    rows = gap_rows(sparse_row_magnitudes(Xs))
+    if not rows.any() or (is_signal is not None and is_signal([rows])):
+        return X, np.zeros(X.shape[0], dtype=bool)
+    Xr = repair_sparse_rows(Xs, rows)
+    return (Xr if unit == 1.0 else sp.csr_matrix(Xr * unit)), rows
 
 
 def glitched_pair_points(a, b, y):
@@ -236,11 +368,18 @@ def glitched_pair_points(a, b, y):
     return ar, br, ra, rb
 
 
-def repair_message(n_rows, n, what="training rows"):
-    """The warning of a fit that repaired ``n_rows`` of its ``n`` training rows (``what``)."""
+def repair_message(n_rows, n, what="training rows", sparse=False):
+    """The warning of a fit that repaired ``n_rows`` of its ``n`` training rows (``what``; ``sparse``: CSR input)."""
+    if sparse:
+        why = ("(a gap in their robust magnitudes: glitches of a sensor or a unit, or counts of documents of very "
+               "different lengths? logt.datasets.normalize_rows scales rows to norm 1)")
+        how = ("their entries outside the other rows' range were replaced by the features' typical nonzero "
+               "values (rows scaled whole: scaled back)")
+    else:
+        why = "(a gap in their robust norms: glitches of a sensor or a unit?)"
+        how = ("their entries outside the other rows' range were replaced by the features' medians (rows scaled "
+               "whole: scaled back)")
     return (f"{n_rows} of {n} {what} ({n_rows / n:.1%}) have entries orders of magnitude beyond the "
-            "other rows' (a gap in their robust norms: glitches of a sensor or a unit?); for the fit, their "
-            "entries outside the other rows' range were replaced by the features' medians (rows scaled whole: "
-            "scaled back), n_repaired_. New rows of this kind are not repaired by transform or the pair "
-            "methods and map far from every training row: clean or drop them. "
+            f"other rows' {why}; for the fit, {how}, n_repaired_. New rows of this kind are not repaired by "
+            "transform or the pair methods and map far from every training row: clean or drop them. "
             "(logt.metric_learning.outliers)")

@@ -281,9 +281,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         for the fit (0 on clean data; :mod:`logt.metric_learning.scaling`; with the whitening,
         also the rows it found to be outliers).
     n_repaired_
-        int, glitched training rows repaired before everything else (dense input, any ``scaling`` but None):
-        more than 1% (and 5) of the rows, at most 25%, above a gap in the robust row norms, their entries
-        beyond the other rows' range replaced by the features' medians (or the whole row scaled back); a
+        int, glitched training rows repaired before everything else (any ``scaling`` but None): more than 1%
+        (and 5) of the rows, at most 25%, above a gap in the robust row norms (sparse input: robust magnitudes
+        of the nonzeros), their entries beyond the other rows' range replaced by the features' medians (sparse:
+        typical nonzero values; or the whole row scaled back); a
         :class:`~logt.metric_learning.outliers.GlitchedRowsWarning` says so. 0 on clean data
         (:mod:`logt.metric_learning.outliers`).
     whitening_
@@ -473,15 +474,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     def _repair_glitched_rows(self, X, codes):
         """``X`` with its glitched rows repaired (:func:`logt.metric_learning.outliers.glitched_rows`: more than 1%
         of the rows with entries orders of magnitude beyond the others', those entries replaced by the features'
-        medians), a warning when there are any; sets ``n_repaired_``. Not under ``scaling=None`` (the rows are the user's)."""
+        medians, or for sparse ``X`` their typical nonzero values), a warning when there are any; sets
+        ``n_repaired_``. Not under ``scaling=None`` (the rows are the user's)."""
         self.n_repaired_ = 0
         if self.scaling is None:
             return X
         X, rows = _outliers.glitched_rows(X, codes)
         self.n_repaired_ = int(rows.sum())
         if self.n_repaired_:
-            warnings.warn(_outliers.repair_message(self.n_repaired_, X.shape[0]), _outliers.GlitchedRowsWarning,
-                          stacklevel=3)
+            warnings.warn(_outliers.repair_message(self.n_repaired_, X.shape[0], sparse=sp.issparse(X)),
+                          _outliers.GlitchedRowsWarning, stacklevel=3)
         return X
 
     def _full_rank_check(self, X, codes, active, gen):
