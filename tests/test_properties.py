@@ -417,3 +417,25 @@ def test_nn1_hits_share_ties_exactly_and_ignore_row_order(n, m, d, levels, C, sc
         tl = Dl == Dl.min(axis=1, keepdims=True)
         wl = (tl & (cr[None, :] == cr[:, None])).sum(1) / tl.sum(1)
         assert np.allclose(S.loo_1nn_hits(R, cr, block=5), wl, rtol=0, atol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(2, 30), d=st.integers(1, 12), nnz=st.integers(0, 120), signed=st.booleans(),
+       seed=st.integers(0, 2**32 - 1))
+def test_sparse_glitch_magnitudes_and_repair_match_dense_rules(n, d, nnz, signed, seed):
+    """Small CSR matrices (duplicates, explicit zeros, empty rows and columns, features with fewer nonzeros than
+    SPARSE_POOL_MIN, signed entries over six decades) and any flagged rows leaving one row: the magnitudes and the
+    repair equal the rules written out on dense rows (tests/test_outliers.py)."""
+    import logt.metric_learning.outliers as O
+    from test_outliers import _reference_sparse_magnitudes, _reference_sparse_repair
+    g = np.random.default_rng(seed)
+    v = 10.0 ** g.uniform(-3, 3, nnz) * (g.choice([-1.0, 1.0], nnz) if signed else 1.0)
+    v[g.random(nnz) < 0.05] = 0.0
+    X = sp.csr_matrix((v, (g.integers(n, size=nnz), g.integers(d, size=nnz))), shape=(n, d))
+    np.testing.assert_allclose(O.sparse_row_magnitudes(X), _reference_sparse_magnitudes(X), rtol=1e-12)
+    rows = g.random(n) < g.uniform(0, 0.6)
+    rows[g.integers(n)] = False
+    Xr = O.repair_sparse_rows(X, rows)
+    assert sp.isspmatrix_csr(Xr) and Xr.has_canonical_format
+    np.testing.assert_allclose(Xr.toarray(), _reference_sparse_repair(X, rows), rtol=1e-12, atol=0)
+    assert np.all((Xr != 0).toarray() <= (X != 0).toarray())                     # no entry added

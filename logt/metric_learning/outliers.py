@@ -271,6 +271,7 @@ def repair_sparse_rows(X, rows):
     """
     X = sp.csr_matrix(X, copy=True)
     X.sum_duplicates()
+    X.eliminate_zeros()                               # a stored zero is an absent entry
     keep = X[np.flatnonzero(~rows)]
     n_keep, d = keep.shape
     s = _sparse_scales(keep)
@@ -290,22 +291,18 @@ def repair_sparse_rows(X, rows):
         lo[~has] = min(0.0, float(data.min()))
         hi[~has] = max(0.0, float(data.max()))
     ent_rows = _entry_rows(X)
-    sel = rows[ent_rows]                              # the flagged rows' stored entries
+    sel = rows[ent_rows]                              # the flagged rows' (nonzero) entries
     j = X.indices[sel]
     v = X.data[sel]
     r = ent_rows[sel]
     bad = (v < lo[j]) | (v > hi[j])
-    nz = v != 0.0
     n_bad = np.bincount(r, weights=bad, minlength=X.shape[0])
-    n_nz = np.bincount(r, weights=nz, minlength=X.shape[0])
-    whole = n_bad > WHOLE_ROW_SHARE * np.maximum(n_nz, 1.0)
-    w = whole[r]
+    n_nz = np.bincount(r, minlength=X.shape[0])
+    w = (n_bad > WHOLE_ROW_SHARE * np.maximum(n_nz, 1))[r]
     part = bad & ~w
     v[part] = np.sign(v[part]) * s[j[part]]
     if w.any():
-        ratio = np.where(nz, np.abs(v) / s[j], np.nan)
-        keep_ratio = w & nz
-        f, _ = _group_medians(ratio[keep_ratio], r[keep_ratio], X.shape[0])
+        f, _ = _group_medians(np.abs(v[w]) / s[j[w]], r[w], X.shape[0])
         f = np.where(np.isfinite(f) & (f > 1.0), f, 1.0)
         v[w] = np.clip(v[w] / f[r[w]], lo[j[w]], hi[j[w]])
     X.data[sel] = v
