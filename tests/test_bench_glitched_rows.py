@@ -1,0 +1,59 @@
+"""The sparse glitched-rows sweep (logt.bench.glitched_rows): its problems against their own clean rows, the
+three fits of a problem, the summary against the rows it summarizes."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("sklearn", reason="the sweep scores with scikit-learn's k-NN")
+from logt.bench import glitched_rows as GR        # noqa: E402
+from logt.bench.references import find_data_dir  # noqa: E402
+
+
+def _kinds():
+    have = find_data_dir() is not None and (find_data_dir() / "a9a.gz").is_file()
+    return [k for k in GR.SPARSE_KINDS if have or k in ("bow", "mixed")]
+
+
+@pytest.mark.parametrize("kind", _kinds())
+def test_sparse_problem_glitches_only_its_record_and_is_seeded(kind):
+    a = GR.sparse_problem(kind, np.random.default_rng(5), n_test=200)
+    b = GR.sparse_problem(kind, np.random.default_rng(5), n_test=200)
+    assert a[0] == b[0] and all((u != v).nnz == 0 if sp.issparse(u) else np.array_equal(u, v)
+                                for u, v in zip(a[1:], b[1:]))
+    desc, Xtr, Xg, ytr, Xte, yte, bad = a
+    assert sp.isspmatrix_csr(Xtr) and sp.isspmatrix_csr(Xg) and Xg.shape == Xtr.shape
+    assert Xte.shape[1] == Xtr.shape[1] and Xte.shape[0] == len(yte) <= 200 and len(ytr) == Xtr.shape[0]
+    changed = np.asarray(abs(Xg - Xtr).sum(axis=1)).ravel() > 0
+    assert not changed[~bad].any() and changed.sum() >= 0.5 * bad.sum()   # a row's share may miss every nonzero
+    glitch = desc.split("glitch=")[1].split()[0]
+    assert glitch in GR.GLITCHES and desc.startswith(kind)
+    ratio = abs(Xg[bad]).max() / abs(Xtr).max()
+    assert ratio > 10 ** 1.5 / 4, ratio                                   # at least one entry blown up
+    if glitch != "spikes":
+        assert np.array_equal(Xg.indices, Xtr.indices)                     # products keep the pattern
+    with pytest.raises(ValueError, match="kind must be one of"):
+        GR.sparse_problem("faces", np.random.default_rng(5))
+
+
+def test_glitch_sweep_rows_and_summary():
+    lines = []
+    rows = GR.glitch_sweep(2, seed=3, kinds=("bow", "mixed"), log=lines.append)
+    assert len(rows) == 2 and len(lines) == 3
+    for r in rows:
+        for key in ("euclid", "clean", "before", "now"):
+            assert len(r[key]) == 2 and all(0.0 <= v <= 1.0 for v in r[key])
+        assert r["clean_repaired"] == 0 and r["repaired"] > 0 and r["n_glitched"] > 0
+        assert r["seconds_before"] > 0 and r["seconds_now"] > 0
+    # the summary is the rows' means
+    now = np.mean([r["now"][0] for r in rows])
+    before = np.mean([r["before"][0] for r in rows])
+    assert f"before {before:.3f}, now {now:.3f}" in lines[-1]
+    assert lines[-1].startswith("2 problems") and "repaired on 2 of 2" in lines[-1]
+
+
+def test_command_line_without_a_sweep_prints_its_usage():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "logt.bench.glitched_rows"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 1 and p.stderr.startswith("usage: python -m logt.bench.glitched_rows --sparse N")
