@@ -1,5 +1,5 @@
-"""The sparse glitched-rows sweep (logt.bench.glitched_rows): its problems against their own clean rows, the
-three fits of a problem, the summary against the rows it summarizes."""
+"""The glitched-rows sweeps (logt.bench.glitched_rows): their problems against their own clean rows, the three
+fits of a problem, the summary against the rows it summarizes."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -35,6 +35,23 @@ def test_sparse_problem_glitches_only_its_record_and_is_seeded(kind):
         GR.sparse_problem("faces", np.random.default_rng(5))
 
 
+@pytest.mark.parametrize("kind", GR.DENSE_KINDS)
+def test_dense_problem_glitches_only_its_record_and_is_seeded(kind):
+    a = GR.dense_problem(kind, np.random.default_rng(6), share=(0.05, 0.06), n_test=150)
+    b = GR.dense_problem(kind, np.random.default_rng(6), share=(0.05, 0.06), n_test=150)
+    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    desc, Xtr, Xg, ytr, Xte, yte, bad = a
+    assert Xg.shape == Xtr.shape and Xte.shape[1] == Xtr.shape[1] and len(yte) == Xte.shape[0]
+    assert desc.startswith(f"{kind} n={len(ytr)} d={Xtr.shape[1]}")
+    changed = (Xg != Xtr).any(axis=1)
+    assert np.array_equal(changed, bad) or (not changed[~bad].any() and changed.sum() >= 0.9 * bad.sum())
+    n_all = {64: 1797, 30: 569, 13: 178}[Xtr.shape[1]] if kind == "lowdim" else len(ytr) + 150
+    glitched = bad.sum() + (n_all - len(ytr) - len(yte))                # the test rows returned: not glitched
+    assert 0.04 * n_all <= glitched <= 0.07 * n_all
+    with pytest.raises(ValueError, match="kind must be one of"):
+        GR.dense_problem("faces", np.random.default_rng(6))
+
+
 def test_glitch_sweep_rows_and_summary():
     lines = []
     rows = GR.glitch_sweep(2, seed=3, kinds=("bow", "mixed"), log=lines.append)
@@ -56,4 +73,4 @@ def test_command_line_without_a_sweep_prints_its_usage():
     import sys
     p = subprocess.run([sys.executable, "-m", "logt.bench.glitched_rows"], capture_output=True, text=True,
                        timeout=120)
-    assert p.returncode == 1 and p.stderr.startswith("usage: python -m logt.bench.glitched_rows --sparse N")
+    assert p.returncode == 1 and p.stderr.startswith("usage: python -m logt.bench.glitched_rows --dense N")

@@ -1,5 +1,11 @@
-"""The repair of glitched rows in sparse input, before and after (``python -m logt.bench.glitched_rows --sparse N
-[--seed S] [--data-dir DIR]``).
+"""The repair of glitched rows, before and after: dense rows (``python -m logt.bench.glitched_rows --dense N [--seed S]
+[--many]``) and sparse rows (``--sparse N [--seed S] [--data-dir DIR]``).
+
+:func:`dense_problem` draws one dense problem with random parameters from seven kinds (dense classification,
+shifted raw-pixel digits, multimodal classes, rendered shapes, spectra, expression profiles, and the digits 8x8,
+breast cancer or wine sets of scikit-learn), then glitches 1-10% of all its rows (``--many``: 10-25%) by
+10^1.5-10^6: a 1-20% share of their entries, all of them, or (a quarter of the problems) added spikes of that
+factor times the feature's standard deviation.
 
 :func:`sparse_problem` draws one sparse problem with random parameters: bag-of-words counts (``"bow"``: counts,
 ``log1p`` of them or tf-idf), one-hot blocks beside log-normal numeric columns (``"mixed"``), or rows of the
@@ -19,10 +25,13 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
-__all__ = ["SPARSE_KINDS", "GLITCHES", "SPARSE_TEST_ROWS", "sparse_problem", "glitch_sweep", "glitch_summary"]
+__all__ = ["DENSE_KINDS", "SPARSE_KINDS", "GLITCHES", "DENSE_TEST_ROWS", "SPARSE_TEST_ROWS", "dense_problem",
+           "sparse_problem", "glitch_sweep", "glitch_summary"]
 
+DENSE_KINDS = ("dense", "digits", "multimodal", "shapes", "spectra", "lowdim", "expression")
 SPARSE_KINDS = ("bow", "mixed", "mushrooms", "a9a")
 GLITCHES = ("entries", "whole", "spikes")
+DENSE_TEST_ROWS = 1000
 SPARSE_TEST_ROWS = 800
 
 
@@ -114,6 +123,77 @@ def sparse_problem(kind, rng, n_test=SPARSE_TEST_ROWS, data_dir=None):
     return desc, X[:n], Xg[:n], y[:n], X[n:][~bad[n:]], y[n:][~bad[n:]], bad[:n]
 
 
+def _dense_base(kind, g, n_test):
+    """``(X, y, n_test)``: the clean rows of one dense problem, shuffled; the last ``n_test`` of them for testing
+    (the low-dimensional sets: 30% of their rows)."""
+    from logt.experiments import highdim_data as H
+
+    def r():
+        return int(g.integers(2**31))
+    if kind == "dense":
+        n, d, c = int(g.integers(300, 1500)), int(g.integers(300, 1500)), int(g.integers(2, 6))
+        X, y = H.dense_classification(n + n_test, d, n_informative=int(g.integers(5, 20)), n_classes=c,
+                                      class_sep=float(g.uniform(1.5, 3.0)), heavy_tailed=bool(g.random() < 0.3),
+                                      rng=r())
+    elif kind == "digits":
+        n = int(g.integers(600, 2000))
+        X, y = H.shifted_digits(n + n_test, canvas=28, size=int(g.integers(14, 20)), max_shift=int(g.integers(2, 5)),
+                                noise=float(g.choice([0.0, 0.1])), rng=r())
+    elif kind == "multimodal":
+        n, d, c = int(g.integers(300, 1500)), int(g.integers(500, 2000)), int(g.integers(2, 4))
+        X, y = H.multimodal(n + n_test, d, c, n_clusters=int(g.integers(2, 4)), n_informative=int(g.integers(2, 5)),
+                            sep=float(g.uniform(3, 5)), noise=float(g.uniform(0.5, 1.0)), rng=r())
+    elif kind == "shapes":
+        n = int(g.integers(600, 2000))
+        X, y = H.shapes(n + n_test, rng=r())
+    elif kind == "spectra":
+        n = int(g.integers(300, 1500))
+        X, y = H.spectra(n + n_test, int(g.integers(300, 1500)), int(g.integers(2, 5)),
+                         peak=float(g.uniform(0.05, 0.15)), noise=float(g.uniform(0.5, 2.0)), rng=r())
+    elif kind == "expression":
+        n = int(g.integers(150, 500))
+        X, y = H.expression(n + n_test, int(g.integers(1000, 4000)), int(g.integers(2, 5)),
+                            n_informative=int(g.integers(10, 60)), shift=float(g.uniform(0.8, 1.5)), rng=r())
+    elif kind == "lowdim":
+        from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+        X, y = [load_digits, load_breast_cancer, load_wine][int(g.integers(3))](return_X_y=True)
+        n_test = len(y) - int(0.7 * len(y))
+    else:
+        raise ValueError(f"kind must be one of {DENSE_KINDS}, got {kind!r}")
+    perm = g.permutation(len(y))
+    return X[perm].astype(float), y[perm], n_test
+
+
+def dense_problem(kind, rng, share=(0.01, 0.10), n_test=DENSE_TEST_ROWS):
+    """``(description, Xtr, Xtr_glitched, ytr, Xte, yte, glitched)`` as :func:`sparse_problem`'s, dense rows, for
+    ``kind`` in ``DENSE_KINDS``: a uniform ``share`` (low, high) of all rows glitched by a factor 10^1.5-10^6, on a
+    quarter of the problems added spikes (a 1-20% share of the row's entries plus or minus the factor times the
+    feature's standard deviation; ``share`` in the description negative), else products (a 1-20% share of the
+    entries, or on a quarter of those the whole row, times the factor;
+    :func:`~logt.experiments.highdim_data.with_outlier_rows`). ``n_test`` test rows (the low-dimensional sets:
+    30% of theirs), those not glitched returned."""
+    from logt.experiments import highdim_data as H
+    X, y, n_test = _dense_base(kind, rng, n_test)
+    frac, scale = float(rng.uniform(*share)), float(10.0 ** rng.uniform(1.5, 6))
+    ent = 1.0 if rng.random() < 0.25 else float(rng.uniform(0.01, 0.2))
+    if rng.random() < 0.25:
+        sub = np.random.default_rng(int(rng.integers(2**31)))
+        rows = np.sort(sub.choice(len(y), max(1, int(frac * len(y))), replace=False))
+        Xg = X.copy()
+        sd = X.std(0) + 1e-12
+        for q in rows:
+            cols = sub.choice(X.shape[1], max(1, int(min(ent, 0.2) * X.shape[1])), replace=False)
+            Xg[q, cols] += sub.choice([-1, 1], cols.size) * scale * sd[cols]
+        ent = -ent
+    else:
+        Xg, rows = H.with_outlier_rows(X, frac, scale, ent, rng=int(rng.integers(2**31)))
+    bad = np.zeros(len(y), dtype=bool)
+    bad[rows] = True
+    n = len(y) - n_test
+    desc = f"{kind} n={n} d={X.shape[1]} frac={frac:.3f} scale={scale:.0e} share={ent:.2f}"
+    return desc, X[:n], Xg[:n], y[:n], X[n:][~bad[n:]], y[n:][~bad[n:]], bad[:n]
+
+
 def _fit(Xtr, ytr, repair=True):
     """``(MetricLearner(rng=0) fitted, seconds)``, warnings silenced; ``repair=False``: the glitched-rows rule off."""
     from logt import MetricLearner
@@ -127,16 +207,20 @@ def _fit(Xtr, ytr, repair=True):
     return est, t
 
 
-def glitch_sweep(n_problems=40, seed=3, kinds=SPARSE_KINDS, data_dir=None, log=print):
+def glitch_sweep(n_problems=40, seed=3, kinds=SPARSE_KINDS, data_dir=None, share=(0.01, 0.10), log=print):
     """Rows ``dict(problem, n_glitched, euclid, clean, before, now, repaired, clean_repaired, seconds_before,
-    seconds_now)`` for :func:`sparse_problem` ``0..n_problems-1`` (kinds in turn): [1-NN, 5-NN] test accuracies of
+    seconds_now)`` for problems ``0..n_problems-1`` of ``kinds`` in turn (:func:`sparse_problem` for
+    ``SPARSE_KINDS``, reading ``data_dir``; :func:`dense_problem` with ``share`` for ``DENSE_KINDS``): [1-NN, 5-NN]
+    test accuracies of
     Euclidean distances on the glitched rows, and of ``MetricLearner()`` fitted on the rows without glitches, on
     the glitched rows with the repair off, and with it; ``repaired`` / ``clean_repaired`` the fits' ``n_repaired_``.
     Logs one line per problem and :func:`glitch_summary`."""
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        desc, Xtr, Xg, ytr, Xte, yte, bad = sparse_problem(kinds[i % len(kinds)], g, data_dir=data_dir)
+        kind = kinds[i % len(kinds)]
+        desc, Xtr, Xg, ytr, Xte, yte, bad = (sparse_problem(kind, g, data_dir=data_dir) if kind in SPARSE_KINDS
+                                             else dense_problem(kind, g, share))
         r = dict(problem=desc, n_glitched=int(bad.sum()), euclid=_knn(Xg, ytr, Xte, yte))
         est, _ = _fit(Xtr, ytr)
         r.update(clean=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte), clean_repaired=est.n_repaired_)
@@ -173,11 +257,15 @@ def glitch_summary(rows):
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m logt.bench.glitched_rows --sparse N [--seed S] [--data-dir DIR]
+if __name__ == "__main__":  # python -m logt.bench.glitched_rows --dense N [--seed S] [--many] | --sparse N [...]
     import sys
     argv = sys.argv
-    if "--sparse" not in argv:
-        sys.exit("usage: python -m logt.bench.glitched_rows --sparse N [--seed S] [--data-dir DIR]")
-    glitch_sweep(int(argv[argv.index("--sparse") + 1]),
-                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
-                 data_dir=argv[argv.index("--data-dir") + 1] if "--data-dir" in argv else None)
+    kind = next((k for k in ("--dense", "--sparse") if k in argv), None)
+    if kind is None:
+        sys.exit("usage: python -m logt.bench.glitched_rows --dense N [--seed S] [--many] | "
+                 "--sparse N [--seed S] [--data-dir DIR]")
+    glitch_sweep(int(argv[argv.index(kind) + 1]),
+                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else (31 if kind == "--dense" else 3),
+                 kinds=DENSE_KINDS if kind == "--dense" else SPARSE_KINDS,
+                 data_dir=argv[argv.index("--data-dir") + 1] if "--data-dir" in argv else None,
+                 share=(0.10, 0.25) if "--many" in argv else (0.01, 0.10))
