@@ -181,17 +181,22 @@ def _one_nn(est, Xtr, ytr, Xte, yte):
 def test_metric_learner_repairs_glitched_rows(kind, monkeypatch):
     """The default warns, counts the repaired rows, and on the clean test rows comes within 0.05 of the same fit on
     the data without glitches; without the repair (monkeypatched off) it is more than 0.05 below (power)."""
-    X, Xg, y, rows = _glitched(kind, 0.06, 1e4, 0.05, seed=11)
-    n = 600
+    acc, clean, off = _repaired_clean_off(*_glitched(kind, 0.06, 1e4, 0.05, seed=11), "training rows", monkeypatch)
+    assert acc >= clean - 0.05 and acc >= off + 0.05, (acc, clean, off)
+
+
+def _repaired_clean_off(X, Xg, y, rows, match, monkeypatch, n=600):
+    """1-NN on the clean rows after the first ``n`` of the default fitted on the first ``n`` glitched rows (which
+    must warn, matching ``match``, and count them), on the same rows without glitches, and with the rule off."""
     test = np.setdiff1d(np.arange(n, X.shape[0]), rows)
-    with pytest.warns(GlitchedRowsWarning, match="training rows"):
+    with pytest.warns(GlitchedRowsWarning, match=match):
         est = MetricLearner(rng=0).fit(Xg[:n], y[:n])
     assert est.n_repaired_ == np.sum(rows < n)
     acc = _one_nn(est, Xg[:n], y[:n], Xg[test], y[test])
     clean = _one_nn(MetricLearner(rng=0).fit(X[:n], y[:n]), X[:n], y[:n], X[test], y[test])
     monkeypatch.setattr(O, "glitched_rows", lambda X, codes=None: (X, np.zeros(X.shape[0], dtype=bool)))
     off = _one_nn(MetricLearner(rng=0).fit(Xg[:n], y[:n]), Xg[:n], y[:n], Xg[test], y[test])
-    assert acc >= clean - 0.05 and acc >= off + 0.05, (acc, clean, off)
+    return acc, clean, off
 
 
 @pytest.mark.parametrize("data", ["digits", "heavy"])
@@ -363,16 +368,8 @@ def test_metric_learner_repairs_sparse_glitched_rows(entries, monkeypatch):
     """Bag-of-words with 6% of the rows glitched (half of their counts, or all of them, x 1e4): the default
     warns, counts them, and on the clean test rows comes within 0.02 of the fit without glitches; with the rule
     off it is more than 0.05 below (power)."""
-    X, Xg, y, rows = _sparse_glitched("counts", 0.06, 1e4, entries, seed=3)
-    n = 600
-    test = np.setdiff1d(np.arange(n, X.shape[0]), rows)
-    with pytest.warns(GlitchedRowsWarning, match="typical nonzero values"):
-        est = MetricLearner(rng=0).fit(Xg[:n], y[:n])
-    assert est.n_repaired_ == np.sum(rows < n)
-    acc = _one_nn(est, Xg[:n], y[:n], Xg[test], y[test])
-    clean = _one_nn(MetricLearner(rng=0).fit(X[:n], y[:n]), X[:n], y[:n], X[test], y[test])
-    monkeypatch.setattr(O, "glitched_rows", lambda X, codes=None: (X, np.zeros(X.shape[0], dtype=bool)))
-    off = _one_nn(MetricLearner(rng=0).fit(Xg[:n], y[:n]), Xg[:n], y[:n], Xg[test], y[test])
+    acc, clean, off = _repaired_clean_off(*_sparse_glitched("counts", 0.06, 1e4, entries, seed=3),
+                                          "typical nonzero values", monkeypatch)
     assert acc >= clean - 0.02 and acc >= off + 0.05, (acc, clean, off)
 
 
