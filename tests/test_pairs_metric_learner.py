@@ -707,11 +707,12 @@ def test_near_chance_with_n_components_on_wide_input_names_the_remedy():
     assert f"(AUC {est.check_accuracy_['default']:.3f})" in msg
 
 
-def test_distinct_points_against_sorting():
+def test_distinct_points_against_sorting(monkeypatch):
     """distinct_points groups exactly the equal rows (-0.0 == 0.0; values from 1e-300 to 1e300), as sorting the
     rows does, numbers the groups in the order the rows first appear, and ``X[first][inverse]`` is ``X``; also
-    across the blocks it hashes (a few rows a block at many features)."""
+    across the blocks it hashes (a few rows a block at many features; the block shrunk to 4,096 entries)."""
     from logt.metric_learning import _base
+    monkeypatch.setattr(_base, "DISTINCT_BLOCK", 4096)
     g = np.random.default_rng(3)
     for n_points, d in ((50, 3), (30, _base.DISTINCT_BLOCK // 4 + 3)):
         P = g.standard_normal((n_points, d)) * 10.0 ** g.integers(-300, 300, size=(n_points, 1))
