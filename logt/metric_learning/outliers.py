@@ -312,19 +312,23 @@ def repair_sparse_rows(X, rows):
 
 
 def glitched_blocks(blocks, is_signal=None):
-    """``(repaired, masks)``: the glitched rows of the dense row ``blocks`` ((n_b, d) each, taken together) and the
-    blocks with them repaired (module docstring; ``masks`` (n_b,) bool each). Nothing flagged, or ``is_signal(masks)``
-    true (the label rule), gives the ``blocks`` themselves, untouched, and all-False masks. Magnitudes whose squares
-    under- or overflow are found and repaired on the blocks over a power of two (exact)."""
+    """``(repaired, masks)``: the glitched rows of the dense row ``blocks`` ((n_b, d) each, taken together; or one
+    CSR block, with :func:`sparse_row_magnitudes` and :func:`repair_sparse_rows`) and the blocks with them repaired
+    (module docstring; ``masks`` (n_b,) bool each). Nothing flagged, or ``is_signal(masks)`` true (the label rule),
+    gives the ``blocks`` themselves, untouched, and all-False masks. Magnitudes whose squares under- or overflow are
+    found and repaired on the blocks over a power of two (exact)."""
+    sparse = sp.issparse(blocks[0])
+    if sparse and len(blocks) != 1:
+        raise ValueError("glitched_blocks takes one sparse block")
     sizes = [B.shape[0] for B in blocks]
     none = [np.zeros(m, dtype=bool) for m in sizes]
     unit = extreme_unit(*blocks)
     scaled = blocks if unit == 1.0 else [B / unit for B in blocks]
-    rows = gap_rows(robust_row_norms(*scaled))
+    rows = gap_rows(sparse_row_magnitudes(scaled[0]) if sparse else robust_row_norms(*scaled))
     masks = np.split(rows, np.cumsum(sizes)[:-1])
     if not rows.any() or (is_signal is not None and is_signal(masks)):
         return list(blocks), none
-    repaired = repair_blocks(scaled, masks)
+    repaired = [repair_sparse_rows(scaled[0], masks[0])] if sparse else repair_blocks(scaled, masks)
     return (repaired if unit == 1.0 else [B * unit for B in repaired]), masks
 
 
@@ -334,24 +338,11 @@ def glitched_rows(X, codes=None):
     (n,) class codes, optional: flagged rows concentrated in one class are left alone."""
     if X.shape[0] < 2:
         return X, np.zeros(X.shape[0], dtype=bool)
+    if sp.issparse(X) and X.format != "csr":
+        X = X.tocsr()
     signal = None if codes is None else (lambda masks: one_class_rows(np.asarray(codes), masks[0]))
-    if sp.issparse(X):
-        return _glitched_sparse_rows(X if X.format == "csr" else X.tocsr(), signal)
     (Xr,), (rows,) = glitched_blocks((X,), signal)
     return Xr, rows
-
-
-def _glitched_sparse_rows(X, is_signal):
-    """:func:`glitched_rows` for CSR ``X``: :func:`sparse_row_magnitudes`, :func:`gap_rows`, the label rule
-    ``is_signal([rows])``, :func:`repair_sparse_rows` (on ``X`` over a power of two where its magnitudes' squares
-    would under- or overflow)."""
-    unit = extreme_unit(X)
-    Xs = X if unit == 1.0 else X / unit
-    rows = gap_rows(sparse_row_magnitudes(Xs))
-    if not rows.any() or (is_signal is not None and is_signal([rows])):
-        return X, np.zeros(X.shape[0], dtype=bool)
-    Xr = repair_sparse_rows(Xs, rows)
-    return (Xr if unit == 1.0 else sp.csr_matrix(Xr * unit)), rows
 
 
 def glitched_pair_points(a, b, y):
