@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import logt
 from logt import Box, CallableDomain, EuclideanBall, MetricLearner, PairsMetricLearner, PSDCone, minimize
@@ -311,6 +312,21 @@ case("learner-transform-unfitted", lambda: MetricLearner().transform(XS), "raise
 case("learner-transform-shape", lambda: MetricLearner(T=2000, rng=0).fit(XS, YS).transform(np.zeros((3, 5))),
      "raises", ValueError, r"feature|shape|\bX\b")
 case("learner-rng-bad", _fit(rng="x"), "raises", (TypeError, ValueError), r"rng")
+# magnitudes near float64's limits: a clear error, not an OverflowError (2^1023) or a NaN check (5e307)
+for _f in (2.0 ** 1000 * 1.5, 5e307, 2.0 ** 1023, 1.7e308):
+    case(f"learner-X-huge-{_f:.1e}", lambda f=_f: MetricLearner(T=2000).fit(f * XS / np.abs(XS).max(), YS),
+         "raises", ValueError, r"X's largest magnitude.*float64's maximum.*power of two")
+case("learner-X-huge-sparse", lambda: MetricLearner(T=2000).fit(sp.csr_matrix(1e305 * XS), YS),
+     "raises", ValueError, r"X's largest magnitude")
+for _f in (1e-320, 1e-310):         # subnormal data: the scale's inverse overflows (a NaN metric before)
+    case(f"learner-X-subnormal-{_f:.0e}", lambda f=_f: MetricLearner(T=2000).fit(f * XS, YS),
+         "raises", ValueError, r"too small to scale.*smallest normal.*power of two")
+case("learner-X-subnormal-feature", lambda: MetricLearner(T=2000).fit(XS * np.array([1.0, 1.0, 1e-310, 1.0]), YS),
+     "raises", ValueError, r"feature 2's values are too small")
+for _f in (1e200, 1e-200):          # W ~ 1e-400 / 1e400: not float64 numbers (zeros / NaN before)
+    case(f"learner-W-{_f:.0e}", lambda f=_f: MetricLearner(T=2000, rng=0, check=False).fit(
+        f * XS, (XS[:, 0] > 0).astype(int)).get_mahalanobis_matrix(),
+        "raises", ValueError, r"get_mahalanobis_matrix.*outside float64's range.*components_")
 
 PAIRS = np.stack([XS[:20], XS[20:]], axis=1)
 PY = np.where(np.arange(20) % 2 == 0, 1, -1)
@@ -319,6 +335,8 @@ case("pairs-y-len", lambda: PairsMetricLearner(T=2000).fit(PAIRS, PY[:-1]), "rai
 case("pairs-y-values", lambda: PairsMetricLearner(T=2000).fit(PAIRS, np.arange(20)), "raises", ValueError, r"\by\b|label|\+1|-1")
 case("pairs-nan", lambda: PairsMetricLearner(T=2000).fit(np.where(PAIRS > 0.9, np.nan, PAIRS), PY),
      "raises", ValueError, r"NaN|pairs|finite")
+case("pairs-huge", lambda: PairsMetricLearner(T=2000).fit(1e305 * PAIRS, PY), "raises", ValueError,
+     r"pairs's largest magnitude.*float64's maximum")
 case("pairs-predict-unfitted", lambda: PairsMetricLearner().predict(PAIRS), "raises", logt.NotFittedError, r"fit")
 case("pairs-threshold-nan", lambda: PairsMetricLearner(T=2000, rng=0).fit(PAIRS, PY).set_threshold(float("nan")),
      "raises", ValueError, r"threshold")

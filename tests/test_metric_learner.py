@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from logt import DegenerateMetricWarning
 from logt.metric_learning import MetricLearner, NotFittedError, practical_metric_params
 from logt.metric_learning.reference import objective, pair_distribution
-from logt.metric_learning.scaling import apply_scaling
+from logt.metric_learning.scaling import apply_scaling, fit_scaling
 from logt.oracles import MetricLearning
 from _child import run_python
 
@@ -158,6 +158,58 @@ def test_data_far_outside_float64s_comfortable_range(data, factor):
     u = extreme_unit(factor * X)
     assert u != 1.0 and np.log2(u) == round(np.log2(u)) and 0.5 <= np.abs(factor * X).max() / u <= 1.0
     assert extreme_unit(X) == extreme_unit(1e100 * X) == extreme_unit(np.zeros((3, 2))) == 1.0
+
+
+@pytest.mark.parametrize("factor", [1e-250, 1e-170, 1e170, 1e290])
+@pytest.mark.parametrize("n_components", [None, 2])
+def test_features_in_extreme_units_among_ordinary_ones(data, factor, n_components):
+    """Two features in units of 1e-170 (their squares underflow) or 1e170 next to ordinary ones: each extreme
+    feature's spread is taken after an exact power-of-two division, so the same metric as on the data itself
+    (dense and sparse). Before, features of 1e-170 had a zero spread and were left out as constant (distances
+    22% off) and features of 1e170 an infinite one (the check fell back to Euclidean with infinite distances)."""
+    X, y = data
+    m = np.ones(X.shape[1])
+    m[[0, 2]] = factor
+    a = MetricLearner(rng=3, n_components=n_components, **FAST).fit(X, y)
+    b = MetricLearner(rng=3, n_components=n_components, **FAST).fit(X * m, y)
+    assert a.metric_choice_ == b.metric_choice_ and a.check_accuracy_ == b.check_accuracy_
+    Za, Zb = a.transform(X), b.transform(X * m)
+    assert np.allclose(Za, Zb, rtol=1e-9, atol=1e-9 * np.abs(Za).max())
+    Xs = np.abs(X[:, :4])                                           # sparse input: "standardize" spreads
+    c, s = fit_scaling(sp.csr_matrix(Xs), "standardize")
+    cf, sf = fit_scaling(sp.csr_matrix(Xs * m[:4]), "standardize")
+    assert np.array_equal(c, cf) and np.allclose(sf, s * m[:4], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e-160, 1e160, 1e200])
+def test_mahalanobis_matrix_outside_float64s_range_says_so(data, factor):
+    """W scales with the inverse square of the data's units: at 1e+-160 and beyond its entries (1e-+320) are not
+    float64 numbers, and get_mahalanobis_matrix() raises instead of returning zeros or NaN (what it did); at
+    1e+-100 it is W of the data itself times factor^-2."""
+    X, y = data
+    a = MetricLearner(rng=3, **FAST).fit(X, y)
+    b = MetricLearner(rng=3, **FAST).fit(factor * X, y)
+    with pytest.raises(ValueError, match=r"outside float64's range.*components_ or transform"):
+        b.get_mahalanobis_matrix()
+    for f in (1e-100, 1e100):
+        W = MetricLearner(rng=3, **FAST).fit(f * X, y).get_mahalanobis_matrix()
+        Wa = a.get_mahalanobis_matrix()
+        assert np.allclose(W * f * f, Wa, rtol=1e-9, atol=1e-9 * np.abs(Wa).max())
+
+
+@pytest.mark.parametrize("factor", [2.0 ** 1000 / 1.01, 1e-300])
+def test_fit_at_the_edges_of_the_supported_range(data, factor):
+    """The largest |x| a fit takes is MAX_FIT_MAGNITUDE = 2^1000; down to scales of 1e-300 the fit is the one on the
+    data itself. Beyond (tests/test_bad_inputs.py): clear ValueErrors, not an OverflowError or a NaN check."""
+    X, y = data
+    Xf = factor * X / np.abs(X).max()
+    a = MetricLearner(rng=3, **FAST).fit(X / np.abs(X).max(), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = MetricLearner(rng=3, **FAST).fit(Xf, y)
+    assert a.metric_choice_ == b.metric_choice_ and a.check_accuracy_ == b.check_accuracy_
+    Za, Zb = a.transform(X / np.abs(X).max()), b.transform(Xf)
+    assert np.allclose(Za, Zb, rtol=1e-9, atol=1e-9 * np.abs(Za).max())
 
 
 def test_learned_metric_separates_classes(data, fitted):

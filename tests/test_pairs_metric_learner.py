@@ -253,6 +253,17 @@ def test_constant_feature_is_left_out(fitted):
     assert np.array_equal(e2.predict(Pc), est.predict(P))
 
 
+@pytest.mark.parametrize("factor", [1e-170, 1e170])
+def test_features_in_extreme_units_among_ordinary_ones(fitted, factor):
+    """Features 1 and 2 in units of 1e-170 (squares underflow) or 1e170 next to ordinary ones: the same pair
+    distances and predictions as on the pairs themselves (before: features of 1e-170 left out as constant)."""
+    est, P, yp = fitted
+    m = np.array([1.0, factor, factor, 1.0, 1.0])
+    e2 = PairsMetricLearner(rng=0, **FAST).fit(P * m, yp)
+    assert np.allclose(e2.pair_distance(P * m), est.pair_distance(P), rtol=1e-9)
+    assert np.array_equal(e2.predict(P * m), est.predict(P))
+
+
 # ---------------------------------------------------------------- the threshold on pairs the metric was not fitted on
 def _train_test_pairs(X, y, g, n, m):
     """``((P, yp), (Q, yq))``: ``m`` pairs drawn with ``g`` among the first ``n`` rows of ``X`` and ``m`` among the

@@ -20,7 +20,8 @@ from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
            "check_pairs", "check_fitted", "varying_features", "distinct_points", "first_appearance", "row_blocks",
-           "take_rows", "distinct_weights", "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE"]
+           "take_rows", "distinct_weights", "metric_is_zero", "MAX_INPUT_FEATURES", "DISTINCT_MAX_SHARE",
+           "MAX_FIT_MAGNITUDE", "check_fit_magnitude"]
 
 # W* = 0 is the optimum exactly when the loss's gradient at 0, G0, is PSD; a non-zero optimum has
 # lambda_max(W*) of the order of ||G0|| / lam (near 0 the loss is about linear: W* ~ P(-G0) / lam),
@@ -31,6 +32,9 @@ ZERO_METRIC_RTOL = 1e-8
 # the widest input: the principal subspace's randomized range finder holds (d, k + 16) float64 arrays
 MAX_INPUT_FEATURES = 2**18
 ZERO_CHECK_BATCH = 1024
+# the largest |x| a fit takes: 2^1000 (1.1e301) leaves 2^23 (8 million) such values to add before a sum
+# overflows float64's 2^1024 (means, variances, squared row norms); beyond it a fit divides by infinity
+MAX_FIT_MAGNITUDE = 2.0 ** 1000
 
 
 class DegenerateMetricWarning(UserWarning):
@@ -131,6 +135,21 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True, contiguous=Tr
         who = type(est).__name__ if est is not None else "the estimator"
         raise ValueError(f"{name} has {X.shape[1]} features, but {who} is expecting {d} features as input.")
     return X
+
+
+def check_fit_magnitude(X, name="X"):
+    """A ValueError when the largest ``|x|`` of the checked ``X`` (dense or CSR) exceeds ``MAX_FIT_MAGNITUDE``
+    (2^1000): a fit sums such values (means, variances, squared norms), and near float64's maximum the sums
+    overflow; before this check, data of 5e307 left the default's check with a NaN accuracy (a silent wrong
+    choice) and data of 2^1023 raised an OverflowError."""
+    data = X.data if sp.issparse(X) else X
+    m = max(abs(float(np.max(data))), abs(float(np.min(data)))) if data.size else 0.0
+    if m > MAX_FIT_MAGNITUDE:
+        raise ValueError(
+            f"{name}'s largest magnitude, {m:.3g}, is too close to float64's maximum (1.8e308) to fit on (at most "
+            f"2^1000 = {MAX_FIT_MAGNITUDE:.3g}): means, variances and squared distances would overflow. Divide "
+            f"{name} by a power of two first (e.g. {name} * 2.0**-100, exact): the learned metric's distances scale "
+            "with the data and its neighbours do not change")
 
 
 def check_pairs(pairs, est, d=None, name="pairs"):
@@ -696,9 +715,23 @@ class MahalanobisLearner(BaseEstimator):
 
     # ---- using the metric -----------------------------------------------------------
     def get_mahalanobis_matrix(self):
-        """The learned PSD matrix ``W`` (d x d) on the original features: ``components_.T @ components_``."""
+        """The learned PSD matrix ``W`` (d x d) on the original features: ``components_.T @ components_``.
+
+        ``W`` carries the inverse square of the data's units, so data of 1e200 give entries of about 1e-400,
+        which float64 cannot hold: a ValueError then says so (``components_`` and :meth:`transform` hold the
+        same metric at any units) instead of returning a matrix of zeros or of NaN."""
         check_fitted(self)
-        M = self.components_.T @ self.components_
+        L = self.components_
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            M = L.T @ L
+        big = float(np.abs(L).max()) if L.size else 0.0
+        top = float(np.abs(M).max()) if M.size else 0.0
+        if big > 0.0 and not (np.isfinite(M).all() and top >= np.finfo(np.float64).tiny):
+            raise ValueError(
+                f"get_mahalanobis_matrix(): the learned W = components_.T @ components_ has entries of about "
+                f"{big:.3g}^2, outside float64's range (the data's units are extreme, W scales with their inverse "
+                "square). Use components_ or transform(), which hold the same metric, or fit on the data times a "
+                "power of two that brings its magnitudes near 1")
         return 0.5 * (M + M.T)
 
     def transform(self, X):

@@ -16,8 +16,8 @@ import numpy as np
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
-from logt.metric_learning._base import (MahalanobisLearner, check_fitted, check_pairs, distinct_points,
-                                        first_appearance, top_rows)
+from logt.metric_learning._base import (MahalanobisLearner, check_fit_magnitude, check_fitted, check_pairs,
+                                        distinct_points, first_appearance, top_rows)
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
@@ -332,6 +332,8 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         """
         self._check_params()
         a, b = check_pairs(pairs, self)
+        check_fit_magnitude(a, "pairs")
+        check_fit_magnitude(b, "pairs")
         y = _check_pair_labels(y, a.shape[0])
         a, b = self._repair_glitched_points(a, b, y)
         return self._fit_points(a, b, y, calibration_params)

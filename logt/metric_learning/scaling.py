@@ -9,7 +9,9 @@ features: ``W_orig = S^-1 W S^-1`` with ``S = diag(scale)`` (the centre cancels
 in differences). Scaling the data by any factor scales ``scale`` by the same
 factor, so the model sees the same numbers (up to rounding); data whose squares would under- or overflow
 (magnitudes outside ``2^-500 .. 2^500``) are fitted after an exact division by a power of two
-(:func:`extreme_unit`).
+(:func:`extreme_unit`), and so is the spread of each feature in such units among ordinary ones. A fitted scale
+below float64's smallest normal number (subnormal values) is a ValueError: its inverse would overflow. The
+estimators take data up to ``2^1000`` in magnitude (``_base.MAX_FIT_MAGNITUDE``).
 
 Modes:
 
@@ -72,7 +74,7 @@ def extreme_unit(*arrays):
     if not (0.0 < m < np.inf):
         return 1.0
     e = math.frexp(m)[1]
-    return math.ldexp(1.0, e) if abs(e) > _SAFE_EXP else 1.0
+    return math.ldexp(1.0, min(e, 1023)) if abs(e) > _SAFE_EXP else 1.0     # 2^1024 is not a float64
 
 
 def _row_norms(X):
@@ -89,17 +91,28 @@ def _center_scale(X, sparse, mode):
     if not sparse:
         center = X.mean(axis=0)
     if mode == "standardize":
-        if sparse:
-            mean = np.asarray(X.mean(axis=0)).ravel()
-            var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean
-            sd = np.sqrt(np.maximum(var, 0.0))
-            big = abs(X).max(axis=0).toarray().ravel()
-        else:
-            sd = X.std(axis=0)
-            big = np.abs(X).max(axis=0)
+        big = abs(X).max(axis=0).toarray().ravel() if sparse else np.abs(X).max(axis=0)
+        sd = _feature_sd(X, sparse)
+        extreme = (big > 0) & ((big < 2.0 ** -_SAFE_EXP) | (big > 2.0 ** _SAFE_EXP))
+        if extreme.any():       # a feature of 1e-170 among features of 1: its squares underflow, sd 0, "constant"
+            j = np.flatnonzero(extreme)
+            u = np.ldexp(1.0, np.minimum(np.frexp(big[j])[1], 1023))
+            Xj = sp.csr_matrix(X[:, j], copy=True) if sparse else X[:, j]
+            if sparse:
+                Xj.data /= u[Xj.indices]                # exact: powers of two
+            sd[j] = _feature_sd(Xj if sparse else Xj / u, sparse) * u
         constant = sd <= 1e3 * _EPS * big          # constant up to rounding: keep scale 1
         scale = np.where(constant, 1.0, sd)
     return center, scale
+
+
+def _feature_sd(X, sparse):
+    """(d,) standard deviation of each column of ``X`` (dense, or CSR with its zeros counted)."""
+    if not sparse:
+        return X.std(axis=0)
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean
+    return np.sqrt(np.maximum(var, 0.0))
 
 
 def outlier_cap(norms):
@@ -144,6 +157,7 @@ def fit_scaling(X, mode="auto", return_outliers=False):
     if unit != 1.0:                    # far outside float64's comfortable range: fit on X / 2^k (exact)
         center, scale, out = fit_scaling(X / unit, mode, return_outliers=True)
         center, scale = center * unit, scale * unit
+        _check_representable(scale)
         return (center, scale, out) if return_outliers else (center, scale)
     center, scale = _center_scale(X, sparse, mode)
     norms = _row_norms(apply_scaling(X, center, scale)) if n else np.zeros(0)
@@ -161,7 +175,23 @@ def fit_scaling(X, mode="auto", return_outliers=False):
     r = float(norms[~out].max()) if n else 0.0
     if r > 0:
         scale = scale * (r * (1.0 + 8 * _EPS))
+    _check_representable(scale)
     return (center, scale, out) if return_outliers else (center, scale)
+
+
+def _check_representable(scale):
+    """A ValueError when a fitted ``scale`` is not a normal float64 (below 2.2e-308, the values it scales are
+    subnormal and ``1 / scale`` and the learned metric's entries overflow: before this check the learned metric
+    came out NaN and the default's check fell back to Euclidean with only RuntimeWarnings)."""
+    tiny = np.finfo(np.float64).tiny
+    bad = ~(np.isfinite(scale) & (scale >= tiny))
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        who = "X's values are" if (scale == scale[0]).all() else f"feature {j}'s values are"
+        raise ValueError(
+            f"{who} too small to scale: the fitted scale is {scale[j]:.3g}, below float64's smallest normal number "
+            f"({tiny:.3g}), and its inverse overflows. Multiply X (or that feature) by a power of two first (e.g. "
+            "X * 2.0**100, exact): the learned metric's neighbours do not change with the data's units")
 
 
 def clip_rows(Xs, rows):

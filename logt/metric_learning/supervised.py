@@ -6,8 +6,8 @@ import scipy.sparse as sp
 
 from logt._rng import check_rng
 from logt._threads import single_threaded_blas
-from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_labels, check_points, full_mean,
-                                        full_rows, scaled_active, top_rows)
+from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_fit_magnitude, check_labels,
+                                        check_points, full_mean, full_rows, scaled_active, top_rows)
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
@@ -376,6 +376,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         """
         self._check_params()
         X = check_points(X, "X", self)
+        check_fit_magnitude(X)
         y, classes, codes = check_labels(y, X.shape[0])
         if X.shape[0] < 2:
             raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
