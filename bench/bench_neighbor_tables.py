@@ -9,6 +9,12 @@ Cases: dense 1,257 x 64 with 10 classes (digits' training size) and sparse
 4,000 x 123 with 14 nonzeros per row, 2 classes (a9a-like rows; a subset keeps
 the suite short).
 
+Threads: the search over a large set (20,000 x 48 rows of 10 classes, 20,000 candidates: the
+subspace coordinates of an MNIST-sized fit) on one thread against row blocks in every CPU's thread (the
+session runs one BLAS thread: conftest.py); the same tables, checked. And the default check's 1-NN hits
+(6,000 held-out rows against 24,000, 48 coordinates), one thread against every CPU. With
+``--benchmark-disable``: 3,000 and 1,000 x 3,000 rows (a smoke run).
+
 Also the squared distances of given pairs (``pair_sq_distances``, the learned threshold's scale)
 against the NumPy gather-and-sum.
 
@@ -70,3 +76,44 @@ def test_pair_sq_distances(benchmark, impl):
     fn = pair_sq_distances if impl == "logt" else _pair_sq_numpy
     got = benchmark(fn, X, i, j)
     np.testing.assert_allclose(got, _pair_sq_numpy(X, i, j), rtol=1e-12)
+
+
+_BIG = {}
+
+
+def _big():
+    if not _BIG:
+        rng = np.random.default_rng(5)
+        y = rng.integers(0, 10, 30_000)
+        X = rng.standard_normal((30_000, 48)) + 1.5 * rng.standard_normal((10, 48))[y]
+        _BIG["X"], _BIG["y"] = X, y
+    return _BIG["X"], _BIG["y"]
+
+
+@pytest.mark.parametrize("threads", ["one thread", "every CPU"])
+def test_neighbor_tables_threads(benchmark, threads):
+    X, y = _big()
+    n = 3000 if benchmark.disabled else 20_000
+    X, y = X[:n], y[:n]
+    benchmark.group = "neighbour tables 20,000 x 48, 10 classes, k=20: threads"
+    n = 1 if threads == "one thread" else None
+    got = benchmark.pedantic(neighbor_tables, (X, y, 20), {"n_threads": n, "return_distances": True}, rounds=3)
+    ref = neighbor_tables(X, y, 20, n_threads=1 if n is None else None, return_distances=True)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("threads", ["one thread", "every CPU"])
+def test_nn1_hits_threads(benchmark, threads, monkeypatch):
+    from logt import _threads
+    from logt.metric_learning.subspace import nn1_hits
+    X, y = _big()
+    m = 4000 if benchmark.disabled else 30_000
+    X, y = X[:m], y[:m]
+    R, cr, Q, cq = X[:m * 4 // 5], y[:m * 4 // 5], X[m * 4 // 5:], y[m * 4 // 5:]
+    benchmark.group = "check 1-NN hits 6,000 x 24,000, 48 coordinates: threads"
+    ref = nn1_hits(R, cr, Q, cq)
+    if threads == "one thread":
+        monkeypatch.setattr(_threads, "n_cpus", lambda: 1)
+    got = benchmark.pedantic(nn1_hits, (R, cr, Q, cq), rounds=3)
+    np.testing.assert_array_equal(got, ref)

@@ -37,6 +37,9 @@ import ctypes
 import os
 import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 
 from logt._kernels import _blasctl
 
@@ -181,3 +184,43 @@ def blas_active():
 def blas_info():
     """List of dicts describing the loaded BLAS libraries and their thread counts."""
     return _get_controller().info()
+
+
+PARALLEL_MIN_ENTRIES = 2**22    # below this many entries (distances) a blocked search runs on one thread (~10 ms)
+PARALLEL_MAX_ENTRIES = 2**24    # entries of all the blocks in flight at once (128 MiB of float64) beyond one block
+
+
+def n_cpus():
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def block_workers(n_threads, n_blocks, entries, block_entries):
+    """Threads for a blocked computation of ``entries`` entries in ``n_blocks`` independent blocks of at most
+    ``block_entries`` each: ``n_threads`` (None: :func:`n_cpus`), at most one per block and as many as keep
+    ``PARALLEL_MAX_ENTRIES`` entries in flight (one whatever its size), and one below ``PARALLEL_MIN_ENTRIES``
+    (both read at each call; starting threads costs more than it saves there). A ValueError for an ``n_threads``
+    that is not None or an int >= 1."""
+    if n_threads is None:
+        n_threads = n_cpus()
+    elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
+        raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
+    if entries < PARALLEL_MIN_ENTRIES:
+        return 1
+    return int(max(1, min(n_threads, n_blocks, PARALLEL_MAX_ENTRIES // max(1, block_entries))))
+
+
+def run_blocks(fn, tasks, workers):
+    """``fn(tasks)`` on this thread (``workers == 1``), or ``fn(tasks[w::workers])`` in ``workers`` threads inside
+    :func:`single_threaded_blas` (one BLAS thread each: the cores go to the blocks, not to two pools of BLAS
+    threads). ``fn`` must write disjoint outputs per task, so the result does not depend on ``workers``; the
+    first exception of a thread is raised here."""
+    if workers == 1:
+        fn(tasks)
+        return
+    with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
+        for f in [pool.submit(fn, tasks[w::workers]) for w in range(workers)]:
+            f.result()

@@ -365,6 +365,39 @@ def test_compiled_neighbor_tables_equal_the_lexicographic_brute_force(sparse_inp
             np.testing.assert_allclose(((Xd[a] - Xd[i]) ** 2).sum(1), ((Xd[b] - Xd[i]) ** 2).sum(1), atol=1e-12)
 
 
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_neighbor_search_in_threads_gives_the_same_tables(sparse_input, monkeypatch):
+    """Row blocks in 2 or 3 threads (one BLAS thread each): the brute force's tables, exactly, and the same
+    distances as on one thread; the same for the class-by-class target tables. The threshold below which one
+    thread runs is lowered to 0 so these small problems take the threaded path."""
+    from logt import _threads
+    from logt.oracles import neighbors as nb
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ENTRIES", 0)
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 3, (150, 6)).astype(np.float64)     # exact distances, many tied: the index rule decides
+    X[5] = X[6]
+    y = rng.integers(0, 4, 150)
+    Xi = sp.csr_matrix(X) if sparse_input else X
+    ref_s, ref_d = _lex_ref(X, y, 5)
+    one = nb.neighbor_tables(Xi, y, 5, block=16, return_distances=True, n_threads=1)
+    for t in (2, 3):
+        out = nb.neighbor_tables(Xi, y, 5, block=16, return_distances=True, n_threads=t)
+        np.testing.assert_array_equal(out[0], ref_s)
+        np.testing.assert_array_equal(out[1], ref_d)
+        for a, b in zip(out, one):
+            np.testing.assert_array_equal(a, b)
+    if not sparse_input:
+        s1, d1 = nb.target_tables(X, y, 5, block=8, n_threads=1)
+        for t in (2, 3):
+            s2, d2 = nb.target_tables(X, y, 5, block=8, n_threads=t)
+            np.testing.assert_array_equal(s2, ref_s)
+            np.testing.assert_array_equal(s2, s1)
+            np.testing.assert_array_equal(d2, d1)
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_threads"):
+            nb.neighbor_tables(Xi, y, 5, n_threads=bad)
+
+
 def test_select_block_validates_its_inputs():
     from logt._kernels._neighbors import select_block
     G = np.zeros((2, 3))

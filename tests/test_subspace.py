@@ -279,6 +279,30 @@ def test_nn1_accuracy_against_bruteforce():
     assert S.nn1_hits(R, cr, Q[:0], cq[:0]).shape == (0,) and S.nn1_accuracy(R, cr, Q[:0], cq[:0]) == 0.0
 
 
+@pytest.mark.parametrize("cpus", [2, 3])
+def test_nn1_hits_in_threads_are_the_same(cpus, monkeypatch):
+    """The check's 1-NN blocks in threads (the threshold lowered to 0 so that this small problem takes that path,
+    2 or 3 CPUs): the brute force's hits, tied references' shares included, and those of one thread, dense
+    (leave-one-out too) and CSR references."""
+    from logt import _threads
+    g = np.random.default_rng(5)
+    R, Q = g.integers(0, 3, (90, 4)).astype(float), g.integers(0, 3, (37, 4)).astype(float)   # many exact ties
+    cr, cq = g.integers(3, size=90), g.integers(3, size=37)
+    D = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    tied = D == D.min(1, keepdims=True)
+    ref = (tied & (cr[None, :] == cq[:, None])).sum(1) / tied.sum(1)
+    one = (S.nn1_hits(R, cr, Q, cq, block=4), S.nn1_hits(sp.csr_matrix(R), cr, Q, cq, block=4),
+           S.loo_1nn_hits(R, cr, block=4))
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(_threads, "n_cpus", lambda: cpus)
+    assert _threads.block_workers(None, 10, 1, 1) == cpus
+    many = (S.nn1_hits(R, cr, Q, cq, block=4), S.nn1_hits(sp.csr_matrix(R), cr, Q, cq, block=4),
+            S.loo_1nn_hits(R, cr, block=4))
+    np.testing.assert_allclose(many[0], ref, rtol=0, atol=1e-15)
+    for a, b in zip(many, one):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_nn1_hits_overwrite_centres_only_when_allowed():
     """overwrite=True (the checks' fresh row copies): the same hits, the copies centred in place; the default
     leaves the caller's arrays alone (as do non-float64 inputs, which are copied anyway)."""
@@ -340,8 +364,11 @@ def test_nn1_blocks_are_bounded_and_do_not_change_the_hits(monkeypatch):
     for a, b in zip(want, got):
         np.testing.assert_array_equal(a, b)
     monkeypatch.undo()
-    # the bound itself: 200,000 references, 600 queries; 512 queries a block would take 0.8 GB a distance array
+    # the bound itself: 200,000 references, 600 queries; 512 queries a block would take 0.8 GB a distance array.
+    # Two CPUs: two blocks in flight (logt._threads.run_blocks)
     import tracemalloc
+    from logt import _threads
+    monkeypatch.setattr(_threads, "n_cpus", lambda: 2)
     R, Q = g.standard_normal((200_000, 2)), g.standard_normal((600, 2))
     cr, cq = g.integers(3, size=200_000), g.integers(3, size=600)
     tracemalloc.start()
@@ -350,7 +377,7 @@ def test_nn1_blocks_are_bounded_and_do_not_change_the_hits(monkeypatch):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 10 * 8 * S.NN1_MAX_ENTRIES            # a few blocks' arrays (335 MB); unbounded: > 800 MB
+    assert peak < 2 * 10 * 8 * S.NN1_MAX_ENTRIES        # a few arrays of two blocks (335 MB); unbounded: > 800 MB
 
 
 def test_a_collapsed_metric_does_not_win_on_the_rows_order():

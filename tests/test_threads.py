@@ -2,6 +2,7 @@
 import threading
 
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import logt
@@ -71,3 +72,39 @@ def test_keep_setting_leaves_threads_alone(monkeypatch):
         before = blas_threads()
         with single_threaded_blas():
             assert blas_threads() == before
+
+
+def test_block_workers_rule():
+    """Threads of a blocked search: n_threads (None: the CPUs), at most one per block and as many as keep
+    PARALLEL_MAX_ENTRIES entries in flight, one below PARALLEL_MIN_ENTRIES; bad n_threads a ValueError."""
+    from logt import _threads as T
+    big, lo = T.PARALLEL_MAX_ENTRIES, T.PARALLEL_MIN_ENTRIES
+    assert T.block_workers(4, 10, lo, 1) == 4
+    assert T.block_workers(4, 3, lo, 1) == 3                     # one per block
+    assert T.block_workers(4, 10, lo - 1, 1) == 1                # too small to share
+    assert T.block_workers(4, 10, 10 * big, big // 2) == 2       # memory: two blocks of half the cap
+    assert T.block_workers(4, 10, 10 * big, 2 * big) == 1        # one block always runs
+    assert T.block_workers(None, 1000, lo, 1) == min(T.n_cpus(), 1000) >= 1
+    for bad in (0, -2, 2.0, True, "3"):
+        with pytest.raises(ValueError, match="n_threads"):
+            T.block_workers(bad, 10, lo, 1)
+
+
+def test_run_blocks_runs_every_task_once_and_raises_what_a_thread_raised():
+    from logt import _threads as T
+    for workers in (1, 2, 3):
+        seen = []
+        lock = threading.Lock()
+
+        def fn(tasks):
+            with lock:
+                seen.extend(tasks)
+        T.run_blocks(fn, list(range(10)), workers)
+        assert sorted(seen) == list(range(10))
+
+    def bad(tasks):
+        if 3 in tasks:
+            raise RuntimeError("block 3")
+    with pytest.raises(RuntimeError, match="block 3"):
+        T.run_blocks(bad, list(range(10)), 2)
+    assert not blas_active()                                      # the one-thread block was left

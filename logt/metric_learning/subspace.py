@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.linalg import blas
 
+from logt import _threads
 from logt.metric_learning import scaling as _scaling
 
 __all__ = ["principal_subspace", "default_principal", "auto_rank", "uses_subspace", "project_rows",
@@ -278,7 +279,7 @@ def default_principal(X, rng, top=None, weights=None):
 
 
 TIE_RTOL = 32 * np.finfo(np.float64).eps    # squared distances within this x (||q||^2 + max ||r||^2): a tie
-NN1_MAX_ENTRIES = 2**22     # a 1-NN block holds at most this many query x reference distances (32 MiB each array)
+NN1_MAX_ENTRIES = 2**21     # a 1-NN block holds at most this many query x reference distances (16 MiB each array)
 
 
 def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
@@ -286,8 +287,9 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
     equal to its own (1.0) or not (0.0); where several references tie for nearest (within the rounding of the
     distances, ``TIE_RTOL``) the share of them of the query's label, the expected hit of a random tie-break.
     Blocked: ``block`` queries at a time, fewer when that would hold more than ``NN1_MAX_ENTRIES`` distances
-    (memory ``O(min(n * block, NN1_MAX_ENTRIES))`` and, dense, a centred copy of both; 300,000 rows held 3 GB
-    with 512 queries a block); ``skip_self``: ``Zq`` is ``Zref`` and row ``i`` is not its own neighbour
+    (memory ``O(min(n * block, NN1_MAX_ENTRIES))`` per block in flight and, dense, a centred copy of both; 300,000
+    rows held 3 GB with 512 queries a block); the same blocks run in threads (:func:`logt._threads.run_blocks`,
+    at most ``PARALLEL_MAX_ENTRIES`` distances in flight), so the same hits on any number; ``skip_self``: ``Zq`` is ``Zref`` and row ``i`` is not its own neighbour
     (leave-one-out); ``overwrite``: dense float64 ``Zref`` and ``Zq`` are the caller's fresh copies (rows picked
     by an index), centred in place instead of copied. CSR references are not centred (that would densify them).
 
@@ -317,16 +319,22 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
         cross = lambda Q: Q @ Zref.T                                    # noqa: E731
     sq = np.einsum("ij,ij->i", Zq, Zq)
     sr_max = float(sr.max()) if sr.size else 0.0
+    m = Zq.shape[0]
     block = max(1, min(int(block), NN1_MAX_ENTRIES // max(sr.size, 1)))
-    hits = np.zeros(Zq.shape[0])
-    for s in range(0, Zq.shape[0], block):
-        e = min(Zq.shape[0], s + block)
-        D = sr[None, :] - 2.0 * cross(Zq[s:e])           # + ||q||^2, the same along a row: not needed
-        if skip_self:
-            D[np.arange(e - s), np.arange(s, e)] = np.inf
-        tied = D <= (D.min(axis=1) + TIE_RTOL * (sq[s:e] + sr_max))[:, None]
-        mine = cref[None, :] == cq[s:e, None]
-        hits[s:e] = np.count_nonzero(tied & mine, axis=1) / np.count_nonzero(tied, axis=1)
+    workers = _threads.block_workers(None, -(-m // block), m * sr.size, block * sr.size)
+    hits = np.zeros(m)
+
+    def blocks(starts):
+        for s in starts:
+            e = min(m, s + block)
+            D = sr[None, :] - 2.0 * cross(Zq[s:e])           # + ||q||^2, the same along a row: not needed
+            if skip_self:
+                D[np.arange(e - s), np.arange(s, e)] = np.inf
+            tied = D <= (D.min(axis=1) + TIE_RTOL * (sq[s:e] + sr_max))[:, None]
+            mine = cref[None, :] == cq[s:e, None]
+            hits[s:e] = np.count_nonzero(tied & mine, axis=1) / np.count_nonzero(tied, axis=1)
+
+    _threads.run_blocks(blocks, range(0, m, block), workers)
     return hits
 
 

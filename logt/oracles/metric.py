@@ -14,7 +14,6 @@ then the (d+1) x (d+1) matrix ``diag(W, beta)``; ``s = threshold_scale``), and p
 (:meth:`MetricLearning.from_pairs`, metric-learn's pairs setting).
 """
 import math
-import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +21,7 @@ import scipy.sparse as sp
 from .._kernels._pairs import (MAX_EVAL_PAIRS, MAX_FEATURES, PairGradientCore, PairSampler,
                                _sample_pairs, _workspace_plan)
 from .._rng import check_rng
+from .._threads import n_cpus
 from . import neighbors as nb
 from .neighbors import check_impostor_radius, pair_sq_distances_any
 
@@ -31,13 +31,6 @@ __all__ = ["MetricLearning", "SAMPLINGS", "MAX_FEATURES", "MAX_EVAL_PAIRS", "MAX
 SAMPLINGS = ("uniform", "balanced", "neighbors")
 # n * n_neighbors above this is a ValueError (each neighbour table is 4 bytes per entry)
 MAX_NEIGHBOR_ENTRIES = 2**27
-
-
-def _n_cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def norm_tolerance(dtype, d):
@@ -408,7 +401,7 @@ def _check_common(lam, n_threads, n_eval_pairs, learn_threshold, threshold):
     if not (lam > 0 and math.isfinite(lam)):
         raise ValueError(f"lam must be finite and > 0, got {lam}")
     if n_threads is None:
-        n_threads = min(2, _n_cpus())
+        n_threads = min(2, n_cpus())
     if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or not 1 <= n_threads <= 64:
         raise ValueError(f"n_threads must be an int in [1, 64] or None, got {n_threads!r}")
     if isinstance(n_eval_pairs, (float, np.floating)) and not isinstance(n_eval_pairs, bool) \

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from logt._kernels._neighbors import pair_sq_distances, select_block
+from logt._threads import block_workers, run_blocks
 
 __all__ = ["neighbor_tables", "neighbor_tables_numpy", "target_tables", "restrict_impostors",
            "table_sq_distances", "MAX_NEIGHBORS"]
@@ -76,7 +77,7 @@ def _candidates(X, codes, max_candidates, rng):
     return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all], pos
 
 
-def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_distances=False):
+def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_distances=False, n_threads=None):
     """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1
     (``(sim, dis, dsim, ddis)`` with ``return_distances``: also their (n, k) squared
     distances as the selection computed them, ``inf`` in the padding).
@@ -85,7 +86,9 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_d
     k : neighbours per list (1..MAX_NEIGHBORS); max_candidates : per-class cap
     of the candidate pool (seeded subsample with ``rng`` when a class is larger).
     ``sim[i]`` never contains ``i``; a point whose class has m < k + 1 members
-    has ``m - 1`` same-class entries.
+    has ``m - 1`` same-class entries. n_threads : threads over the row blocks (None: every CPU this process
+    may use; one below ``logt._threads.PARALLEL_MIN_ENTRIES`` distances), each with one BLAS thread; the tables
+    do not depend on it (each row's products and selection are the same in any thread).
     """
     codes = np.asarray(codes)
     n = X.shape[0]
@@ -98,29 +101,34 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_d
     cidx = cand_all.astype(np.int64)
     rcodes = np.ascontiguousarray(codes, dtype=np.int32)
     dense = not sp.issparse(X)
-    buf = np.empty((min(block, n), XcT.shape[1])) if dense else None     # one block buffer, reused
     dsim = np.empty((n, k)) if return_distances else None
     ddis = np.empty((n, k)) if return_distances else None
-    for r0 in range(0, n, block):
-        r1 = min(n, r0 + block)
-        if dense:
-            G = np.matmul(X[r0:r1], XcT, out=buf[:r1 - r0])
-        else:
-            G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
-        # compiled: distances sq_i + sq_j - 2 G_ij (clipped at 0), k smallest per row by (distance, column)
-        select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1],
-                     None if dsim is None else dsim[r0:r1], None if ddis is None else ddis[r0:r1])
+
+    def rows(starts):
+        buf = np.empty((min(block, n), XcT.shape[1])) if dense else None     # one block buffer, reused
+        for r0 in starts:
+            r1 = min(n, r0 + block)
+            if dense:
+                G = np.matmul(X[r0:r1], XcT, out=buf[:r1 - r0])
+            else:
+                G = np.ascontiguousarray(np.asarray(X[r0:r1] @ XcT), dtype=np.float64)
+            # compiled: distances sq_i + sq_j - 2 G_ij (clipped at 0), k smallest per row by (distance, column)
+            select_block(G, sq[r0:r1], sqc, rcodes[r0:r1], ccode, pos[r0:r1], cidx, k, sim[r0:r1], dis[r0:r1],
+                         None if dsim is None else dsim[r0:r1], None if ddis is None else ddis[r0:r1])
+
+    starts = range(0, n, block)
+    run_blocks(rows, starts, block_workers(n_threads, len(starts), n * XcT.shape[1], min(block, n) * XcT.shape[1]))
     return (sim, dis, dsim, ddis) if return_distances else (sim, dis)
 
 
-def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
+def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256, n_threads=None):
     """``(sim, dsim)``: the same-class half of :func:`neighbor_tables` (``k`` nearest class-mates of each
     point and their squared distances; same candidates and tie rule: its ``sim``, and its ``dsim`` up to the
     rounding of the inner products, which are taken in other blocks).
 
     X : (n, d) float64 dense ndarray; codes : (n,) int class codes 0..C-1. The products are
     taken class by class (rows of class ``c`` against the candidates of class ``c`` only), so the
-    cost is about ``1/C`` of the full search.
+    cost is about ``1/C`` of the full search. n_threads : as for :func:`neighbor_tables`.
     """
     codes = np.asarray(codes)
     n = X.shape[0]
@@ -135,11 +143,10 @@ def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
     Xc = np.ascontiguousarray(XcT.T)               # (m, d): each class's candidates are a contiguous block
     sim = np.full((n, k), -1, dtype=np.int32)
     dsim = np.full((n, k), np.inf)
-    for c in range(len(bounds) - 1):
-        lo, hi = int(bounds[c]), int(bounds[c + 1])
-        rows = np.flatnonzero(codes == c)
-        for r0 in range(0, len(rows), block):
-            r = rows[r0:r0 + block]
+
+    def blocks(tasks):
+        for c, r in tasks:
+            lo, hi = int(bounds[c]), int(bounds[c + 1])
             m = len(r)
             G = X[r] @ Xc[lo:hi].T
             rself = np.where(pos[r] >= 0, pos[r] - lo, -1)          # the row's own column in this class
@@ -148,6 +155,14 @@ def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256):
             select_block(G, sq[r], sqc[lo:hi], np.full(m, c, dtype=np.int32), ccode[lo:hi], rself, cidx[lo:hi],
                          k, s_out, d_out, sd_out, dd_out)
             sim[r], dsim[r] = s_out, sd_out
+
+    tasks = []                      # (class, its rows of one block)
+    for c in range(len(bounds) - 1):
+        rows = np.flatnonzero(codes == c)
+        tasks += [(c, rows[r0:r0 + block]) for r0 in range(0, len(rows), block)]
+    per_class = np.diff(bounds)
+    run_blocks(blocks, tasks, block_workers(n_threads, len(tasks), int(np.bincount(codes, minlength=len(per_class))
+                                                                        @ per_class), block * int(per_class.max())))
     return sim, dsim
 
 
