@@ -214,13 +214,27 @@ def block_workers(n_threads, n_blocks, entries, block_entries):
 
 
 def run_blocks(fn, tasks, workers):
-    """``fn(tasks)`` on this thread (``workers == 1``), or ``fn(tasks[w::workers])`` in ``workers`` threads inside
-    :func:`single_threaded_blas` (one BLAS thread each: the cores go to the blocks, not to two pools of BLAS
-    threads). ``fn`` must write disjoint outputs per task, so the result does not depend on ``workers``; the
-    first exception of a thread is raised here."""
+    """``fn(tasks)`` on this thread (``workers == 1``), or ``fn`` on an iterator over ``tasks[w::workers]`` in
+    each of ``workers`` threads inside :func:`single_threaded_blas` (one BLAS thread each: the cores go to the
+    blocks, not to two pools of BLAS threads). ``fn`` must write disjoint outputs per task, so the result does not
+    depend on ``workers``. The first exception of a thread (or a KeyboardInterrupt here) is raised here, after the
+    other threads have stopped at the end of their current task (their iterators run dry)."""
     if workers == 1:
         fn(tasks)
         return
+    stop = threading.Event()
+
+    def feed(share):
+        for task in share:
+            if stop.is_set():
+                return
+            yield task
+
     with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
-        for f in [pool.submit(fn, tasks[w::workers]) for w in range(workers)]:
-            f.result()
+        futures = [pool.submit(fn, feed(tasks[w::workers])) for w in range(workers)]
+        try:
+            for f in futures:
+                f.result()
+        except BaseException:
+            stop.set()
+            raise

@@ -1,5 +1,6 @@
 """BLAS thread control: one thread inside logt's work, the user's settings restored after."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -102,9 +103,15 @@ def test_run_blocks_runs_every_task_once_and_raises_what_a_thread_raised():
         T.run_blocks(fn, list(range(10)), workers)
         assert sorted(seen) == list(range(10))
 
-    def bad(tasks):
-        if 3 in tasks:
-            raise RuntimeError("block 3")
-    with pytest.raises(RuntimeError, match="block 3"):
-        T.run_blocks(bad, list(range(10)), 2)
+    done = []
+
+    def bad(tasks):                     # worker 0 fails on its first task; worker 1 stops after its current one
+        for t in tasks:
+            if t == 0:
+                raise RuntimeError("block 0")
+            time.sleep(0.05)
+            done.append(t)
+    with pytest.raises(RuntimeError, match="block 0"):
+        T.run_blocks(bad, list(range(40)), 2)
+    assert len(done) < 20                                         # not all 20 of worker 1's tasks
     assert not blas_active()                                      # the one-thread block was left
