@@ -728,8 +728,8 @@ class MahalanobisLearner(BaseEstimator):
         top = float(np.abs(M).max()) if M.size else 0.0
         if big > 0.0 and not (np.isfinite(M).all() and top >= np.finfo(np.float64).tiny):
             raise ValueError(
-                f"get_mahalanobis_matrix(): the learned W = components_.T @ components_ has entries of about "
-                f"{big:.3g}^2, outside float64's range (the data's units are extreme, W scales with their inverse "
+                f"get_mahalanobis_matrix(): the learned W = components_.T @ components_ has entries of about ("
+                f"{big:.3g})^2, outside float64's range (the data's units are extreme, W scales with their inverse "
                 "square). Use components_ or transform(), which hold the same metric, or fit on the data times a "
                 "power of two that brings its magnitudes near 1")
         return 0.5 * (M + M.T)
