@@ -33,6 +33,8 @@ own count is restored when the last block ends. Set the environment variable
 ``LOGT_BLAS_THREADS=keep`` to leave BLAS thread counts alone entirely (read at
 the first projection and again at every ``single_threaded_blas()`` call).
 """
+import contextlib
+import contextvars
 import ctypes
 import os
 import threading
@@ -198,14 +200,41 @@ def n_cpus():
         return os.cpu_count() or 1
 
 
+MAX_SEARCH_THREADS = 64
+_SEARCH_THREADS = contextvars.ContextVar("logt_search_threads", default=None)
+
+
+def check_n_threads(n_threads):
+    """``n_threads`` as an int in ``[1, MAX_SEARCH_THREADS]``, or None; a ValueError otherwise."""
+    if n_threads is None:
+        return None
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+            or not 1 <= n_threads <= MAX_SEARCH_THREADS:
+        raise ValueError(f"n_threads must be an int in [1, {MAX_SEARCH_THREADS}] or None, got {n_threads!r}")
+    return int(n_threads)
+
+
+@contextlib.contextmanager
+def search_threads(n_threads):
+    """Context manager: the blocked searches run in the block (by this thread; a context variable, so other
+    threads and tasks are not affected) use ``n_threads`` threads; None leaves the default, one per CPU
+    (:func:`n_cpus`). The estimators wrap their ``fit`` in it with their ``n_threads``."""
+    token = _SEARCH_THREADS.set(check_n_threads(n_threads))
+    try:
+        yield
+    finally:
+        _SEARCH_THREADS.reset(token)
+
+
 def block_workers(n_threads, n_blocks, entries, block_entries):
     """Threads for a blocked computation of ``entries`` entries in ``n_blocks`` independent blocks of at most
-    ``block_entries`` each: ``n_threads`` (None: :func:`n_cpus`), at most one per block and as many as keep
+    ``block_entries`` each: ``n_threads`` (None: the enclosing :func:`search_threads`' count, else
+    :func:`n_cpus`), at most one per block and as many as keep
     ``PARALLEL_MAX_ENTRIES`` entries in flight (one whatever its size), and one below ``PARALLEL_MIN_ENTRIES``
     (both read at each call; starting threads costs more than it saves there). A ValueError for an ``n_threads``
     that is not None or an int >= 1."""
     if n_threads is None:
-        n_threads = n_cpus()
+        n_threads = _SEARCH_THREADS.get() or n_cpus()
     elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
         raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
     if entries < PARALLEL_MIN_ENTRIES:

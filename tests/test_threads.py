@@ -115,3 +115,39 @@ def test_run_blocks_runs_every_task_once_and_raises_what_a_thread_raised():
         T.run_blocks(bad, list(range(40)), 2)
     assert len(done) < 20                                         # not all 20 of worker 1's tasks
     assert not blas_active()                                      # the one-thread block was left
+
+
+@pytest.mark.parametrize("learner", ["MetricLearner", "PairsMetricLearner"])
+def test_estimator_n_threads_governs_the_blocked_searches(learner, monkeypatch):
+    """n_threads=1: every blocked search of the fit on one thread; n_threads=3: on three where there are blocks
+    enough; the same fit either way, and the setting ends with the fit (a context variable)."""
+    from logt import MetricLearner, PairsMetricLearner
+    from logt import _threads as T
+    monkeypatch.setattr(T, "PARALLEL_MIN_ENTRIES", 0)                 # small data take the threaded path
+    seen = []
+    real = T.run_blocks
+
+    def spy(fn, tasks, workers):
+        seen.append(workers)
+        return real(fn, tasks, workers)
+    monkeypatch.setattr(T, "run_blocks", spy)
+    g = np.random.default_rng(0)
+    y = g.integers(0, 3, 600)
+    X = g.standard_normal((600, 6)) + y[:, None] * np.array([1.5, 0, 0, 0, 0, 0])
+    if learner == "MetricLearner":
+        fit = lambda n: MetricLearner(rng=0, T=20_000, n_threads=n).fit(X, y)       # noqa: E731
+    else:
+        i, j = g.integers(0, 600, (2, 1500))
+        P, yp = np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)
+        fit = lambda n: PairsMetricLearner(rng=0, T=20_000, n_threads=n).fit(P, yp)  # noqa: E731
+    one = fit(1)
+    assert set(seen) <= {1} and (seen or learner == "PairsMetricLearner")    # the pairs' fit has no such search
+    seen.clear()
+    three = fit(3)
+    if learner == "MetricLearner":          # the softmax tables and the check's 1-NN (the pairs' fit has neither)
+        assert 3 in seen
+    np.testing.assert_array_equal(one.components_, three.components_)
+    assert T._SEARCH_THREADS.get() is None
+    for bad in (0, 65, 2.5, True):
+        with pytest.raises(ValueError, match="n_threads"):
+            fit(bad)

@@ -19,6 +19,7 @@ from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, check_fit_magnitude, check_fitted, check_pairs,
                                         distinct_points, first_appearance, top_rows)
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
+from logt import _threads
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.oracles.metric import MetricLearning
@@ -331,12 +332,13 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         Returns self.
         """
         self._check_params()
-        a, b = check_pairs(pairs, self)
-        check_fit_magnitude(a, "pairs")
-        check_fit_magnitude(b, "pairs")
-        y = _check_pair_labels(y, a.shape[0])
-        a, b = self._repair_glitched_points(a, b, y)
-        return self._fit_points(a, b, y, calibration_params)
+        with _threads.search_threads(self.n_threads):
+            a, b = check_pairs(pairs, self)
+            check_fit_magnitude(a, "pairs")
+            check_fit_magnitude(b, "pairs")
+            y = _check_pair_labels(y, a.shape[0])
+            a, b = self._repair_glitched_points(a, b, y)
+            return self._fit_points(a, b, y, calibration_params)
 
     def _repair_glitched_points(self, a, b, y):
         """The pairs' points ``a``, ``b`` (n_pairs, d) with their glitched rows repaired

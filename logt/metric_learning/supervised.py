@@ -8,6 +8,7 @@ from logt._rng import check_rng
 from logt._threads import single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_fit_magnitude, check_labels,
                                         check_points, full_mean, full_rows, scaled_active, top_rows)
+from logt import _threads
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
@@ -220,7 +221,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         (``result_.fun``), default 10_000. ``result_.trace`` holds the counts per epoch
         only (``logt.minimize(..., trace="counts")``).
     n_threads
-        threads of the sparse pair kernel; the result does not depend on it.
+        None or an int in [1, 64]: threads of the sparse pair kernel (None: up to 2) and of the fit's blocked
+        searches on many rows, the neighbour tables and the check's 1-NN (None: one per CPU this process may
+        use). The result does not depend on it. Set 1 when fits run in parallel already (e.g.
+        ``GridSearchCV(n_jobs=...)``).
     rng
         int seed, ``SeedSequence``, ``Generator`` or None: all randomness of
         ``fit`` (pairs, evaluation pairs, neighbour candidates). The same seed
@@ -369,12 +373,17 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             raise ValueError(f"check must be True or False, got {self.check!r}")
 
     def fit(self, X, y):
-        """Learn the metric from ``X`` (n, d; dense or sparse, any finite scale) and labels ``y`` (n,).
+        """Learn the metric from ``X`` (n, d; dense or sparse, magnitudes up to ``2^1000``) and labels ``y`` (n,).
 
         Pairs with equal labels are "similar". Needs at least 2 samples and 2
         classes ("balanced"/"neighbors": and a class with 2 samples). Returns self.
         """
         self._check_params()
+        with _threads.search_threads(self.n_threads):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
+        """:meth:`fit` after the parameters' check, in its threads' block."""
         X = check_points(X, "X", self)
         check_fit_magnitude(X)
         y, classes, codes = check_labels(y, X.shape[0])

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from logt._kernels._neighbors import pair_sq_distances, select_block
-from logt._threads import block_workers, run_blocks
+from logt import _threads
 
 __all__ = ["neighbor_tables", "neighbor_tables_numpy", "target_tables", "restrict_impostors",
            "table_sq_distances", "MAX_NEIGHBORS"]
@@ -117,7 +117,8 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_d
                          None if dsim is None else dsim[r0:r1], None if ddis is None else ddis[r0:r1])
 
     starts = range(0, n, block)
-    run_blocks(rows, starts, block_workers(n_threads, len(starts), n * XcT.shape[1], min(block, n) * XcT.shape[1]))
+    m = XcT.shape[1]
+    _threads.run_blocks(rows, starts, _threads.block_workers(n_threads, len(starts), n * m, min(block, n) * m))
     return (sim, dis, dsim, ddis) if return_distances else (sim, dis)
 
 
@@ -161,8 +162,8 @@ def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256, n_threads=
         rows = np.flatnonzero(codes == c)
         tasks += [(c, rows[r0:r0 + block]) for r0 in range(0, len(rows), block)]
     per_class = np.diff(bounds)
-    run_blocks(blocks, tasks, block_workers(n_threads, len(tasks), int(np.bincount(codes, minlength=len(per_class))
-                                                                        @ per_class), block * int(per_class.max())))
+    _threads.run_blocks(blocks, tasks, _threads.block_workers(
+        n_threads, len(tasks), int(np.bincount(codes, minlength=len(per_class)) @ per_class), block * int(per_class.max())))
     return sim, dsim
 
 
