@@ -380,106 +380,104 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         """
         self._check_params()
         with _threads.search_threads(self.n_threads):
-            return self._fit(X, y)
-
-    def _fit(self, X, y):
-        """:meth:`fit` after the parameters' check, in its threads' block."""
-        X = check_points(X, "X", self)
-        check_fit_magnitude(X)
-        y, classes, codes = check_labels(y, X.shape[0])
-        if X.shape[0] < 2:
-            raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
-                             f"of 2 is required by {type(self).__name__}.")
-        if len(classes) < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes in y (pairs of both kinds), "
-                             f"got 1 class: {plain_label(classes[0])!r}")
-        if (self.sampling != "uniform" or self.loss not in (None, "pairs")) and np.bincount(codes).max() < 2:
-            what = f"sampling={self.sampling!r}" if self.loss in (None, "pairs") else f"loss={self.loss!r}"
-            raise ValueError(f"{what} needs a class with at least 2 samples "
-                             "(a similar pair); every label in y is unique")
-        gen = check_rng(self.rng)
-        self.check_accuracy_ = None
-        X = self._repair_glitched_rows(X, codes)
-        with single_threaded_blas():
-            Z, active_in, fit_rows = self._subspace_fit(X, gen, codes, holdout=bool(self.check))   # X unless a subspace
-        # the check runs for the default and for an int n_components on wide input (few features: not checked)
-        checked = bool(self.check) and (self.n_components is None or self._wide_subspace)
-        # the full-rank check's generator, spawned before anything else draws from gen's children: the check
-        # is the same whatever the loss (loss="auto" spawns its folds' generator next)
-        check_gen = gen.spawn(1)[0] if self.subspace_ is None and checked else None
-        loss, scores = self.loss, None
-        if loss is None:                         # the subspace's coordinates are dense
-            loss = "softmax" if self.subspace_ is not None else "pairs"
-        if loss in ("triplets", "softmax") and sp.issparse(Z):
-            raise TypeError(f"loss={loss!r} needs dense X; densify it (X.toarray()), use loss='pairs', or "
-                            "n_components (the subspace coordinates are dense)")
-        Zall, codes_all = Z, codes
-        if fit_rows is not None:                 # the default's held-out rows: for the check only
-            Z, codes, y = Z[fit_rows], codes[fit_rows], y[fit_rows]
-        if loss == "auto":
-            # the folds' generator is spawned: gen's own stream (and so the final fit) is untouched
-            loss, scores = choose_loss(self, Z, y, codes, gen.spawn(1)[0])
-        self.classes_ = classes
-        self.loss_, self.loss_scores_ = loss, scores
-        # a zero full-rank metric: Euclidean kept; on a checked subspace: the check follows (the warning says so)
-        self._fit_metric(Z, codes, gen, zero_fallback=("euclidean" if check_gen is not None else
-                                                       "checked" if self.subspace_ is not None and checked else None))
-        with single_threaded_blas():
-            check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
-                     if self.subspace_ is not None and checked else None)
-            extended, metric, principal, principal_units, default = None, None, None, None, None
-            if check is not None and fit_rows is not None and self.n_components is None:
-                # the further candidates' fits draw from spawned generators: gen's own stream (the refit below)
-                # is untouched
-                extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
-                                                            gen.spawn(1)[0])
-                gen_principal = gen.spawn(1)[0]
-                principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen_principal)
-                if principal is not None:        # its form in the data's units next (spawned from its generator)
-                    principal_units = self._principal_units_check(Zall, codes_all, fit_rows, check[0],
-                                                                  gen_principal.spawn(1)[0])
-            elif check is not None and self.n_components is None:
-                # cross-fitted: the same two further candidates on the check's folds (spawned generators too)
-                extended, metric, principal, principal_units = self._further_crossfit(
-                    X, Zall, codes_all, active_in, check[0], gen.spawn(1)[0], gen.spawn(1)[0])
-            elif check is not None and self.n_components is not None:
-                # an int n_components: the default's directions, truncated to rank k (a spawned generator too)
-                default = self._default_rank_check(X, codes_all, fit_rows, active_in, check[0], gen.spawn(1)[0])
-            kept = self._subspace_finish(active_in, X, check, metric, principal, default, principal_units)
-            if check is not None:
-                self._warn_near_chance(check[0], codes_all, fit_rows, kept=kept)
-            if kept == "standardized":
-                Zall = extended
-            elif kept in ("principal", "principal_units"):
-                Zall = Zall[:, :self._n_principal]
-                # the refit on every row scales the coordinates as the candidate did (_scaling_mode)
-                self._wide_subspace = kept == "principal_units"
-            elif kept == "default":
-                Zall = default[0]
-                self._wide_subspace = False         # its coordinates scaled as the default scales them
-        self._standardized_rows = self._check_folds = self._principal_top = None
-        if self.metric_choice_ == "default" or (self.metric_choice_ == "learned" and
-                                                (fit_rows is not None or kept is not None)):
-            # the check kept a learned metric: learn it again on every row (the held-out ones included; a
-            # cross-fitted further candidate: first learned on every row here)
-            choice = self.metric_choice_
-            self._fit_metric(Zall, codes_all, gen)
+            X = check_points(X, "X", self)
+            check_fit_magnitude(X)
+            y, classes, codes = check_labels(y, X.shape[0])
+            if X.shape[0] < 2:
+                raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
+                                 f"of 2 is required by {type(self).__name__}.")
+            if len(classes) < 2:
+                raise ValueError(f"{type(self).__name__} needs at least 2 classes in y (pairs of both kinds), "
+                                 f"got 1 class: {plain_label(classes[0])!r}")
+            if (self.sampling != "uniform" or self.loss not in (None, "pairs")) and np.bincount(codes).max() < 2:
+                what = f"sampling={self.sampling!r}" if self.loss in (None, "pairs") else f"loss={self.loss!r}"
+                raise ValueError(f"{what} needs a class with at least 2 samples "
+                                 "(a similar pair); every label in y is unique")
+            gen = check_rng(self.rng)
+            self.check_accuracy_ = None
+            X = self._repair_glitched_rows(X, codes)
             with single_threaded_blas():
-                self._subspace_finish(active_in)
-            self.metric_choice_ = choice
-        if check_gen is not None:
-            # the full-rank metric, checked after its final fit (which is untouched: the check's fits draw
-            # from a spawned generator); a zero metric (warned) cannot beat anything: Euclidean, unchecked
+                # Z: X unless a subspace
+                Z, active_in, fit_rows = self._subspace_fit(X, gen, codes, holdout=bool(self.check))
+            # the check runs for the default and for an int n_components on wide input (few features: not checked)
+            checked = bool(self.check) and (self.n_components is None or self._wide_subspace)
+            # the full-rank check's generator, spawned before anything else draws from gen's children: the check
+            # is the same whatever the loss (loss="auto" spawns its folds' generator next)
+            check_gen = gen.spawn(1)[0] if self.subspace_ is None and checked else None
+            loss, scores = self.loss, None
+            if loss is None:                         # the subspace's coordinates are dense
+                loss = "softmax" if self.subspace_ is not None else "pairs"
+            if loss in ("triplets", "softmax") and sp.issparse(Z):
+                raise TypeError(f"loss={loss!r} needs dense X; densify it (X.toarray()), use loss='pairs', or "
+                                "n_components (the subspace coordinates are dense)")
+            Zall, codes_all = Z, codes
+            if fit_rows is not None:                 # the default's held-out rows: for the check only
+                Z, codes, y = Z[fit_rows], codes[fit_rows], y[fit_rows]
+            if loss == "auto":
+                # the folds' generator is spawned: gen's own stream (and so the final fit) is untouched
+                loss, scores = choose_loss(self, Z, y, codes, gen.spawn(1)[0])
+            self.classes_ = classes
+            self.loss_, self.loss_scores_ = loss, scores
+            # a zero full-rank metric: Euclidean kept; on a checked subspace: the check follows (the warning says so)
+            fallback = ("euclidean" if check_gen is not None else
+                        "checked" if self.subspace_ is not None and checked else None)
+            self._fit_metric(Z, codes, gen, zero_fallback=fallback)
             with single_threaded_blas():
-                if np.any(self.components_):
-                    self._full_rank_check(X, codes_all, active_in, check_gen)
-                else:
-                    self.metric_choice_ = "euclidean"
-                if self.metric_choice_ == "euclidean":
-                    # the identity's rows at the varying features (as many rows as the learned metric may have)
-                    self.components_ = _subspace.selection_rows(active_in)
-                    self.n_components_ = self.components_.shape[0]
-        return self._fitted()
+                check = (self._check_hits(X, Zall, codes_all, fit_rows, active_in, gen)
+                         if self.subspace_ is not None and checked else None)
+                extended, metric, principal, principal_units, default = None, None, None, None, None
+                if check is not None and fit_rows is not None and self.n_components is None:
+                    # the further candidates' fits draw from spawned generators: gen's own stream (the refit below)
+                    # is untouched
+                    extended, metric = self._standardized_check(X, Zall, codes_all, fit_rows, check[0],
+                                                                gen.spawn(1)[0])
+                    gen_principal = gen.spawn(1)[0]
+                    principal = self._principal_check(Zall, codes_all, fit_rows, check[0], gen_principal)
+                    if principal is not None:        # its form in the data's units next (spawned from its generator)
+                        principal_units = self._principal_units_check(Zall, codes_all, fit_rows, check[0],
+                                                                      gen_principal.spawn(1)[0])
+                elif check is not None and self.n_components is None:
+                    # cross-fitted: the same two further candidates on the check's folds (spawned generators too)
+                    extended, metric, principal, principal_units = self._further_crossfit(
+                        X, Zall, codes_all, active_in, check[0], gen.spawn(1)[0], gen.spawn(1)[0])
+                elif check is not None and self.n_components is not None:
+                    # an int n_components: the default's directions, truncated to rank k (a spawned generator too)
+                    default = self._default_rank_check(X, codes_all, fit_rows, active_in, check[0], gen.spawn(1)[0])
+                kept = self._subspace_finish(active_in, X, check, metric, principal, default, principal_units)
+                if check is not None:
+                    self._warn_near_chance(check[0], codes_all, fit_rows, kept=kept)
+                if kept == "standardized":
+                    Zall = extended
+                elif kept in ("principal", "principal_units"):
+                    Zall = Zall[:, :self._n_principal]
+                    # the refit on every row scales the coordinates as the candidate did (_scaling_mode)
+                    self._wide_subspace = kept == "principal_units"
+                elif kept == "default":
+                    Zall = default[0]
+                    self._wide_subspace = False         # its coordinates scaled as the default scales them
+            self._standardized_rows = self._check_folds = self._principal_top = None
+            if self.metric_choice_ == "default" or (self.metric_choice_ == "learned" and
+                                                    (fit_rows is not None or kept is not None)):
+                # the check kept a learned metric: learn it again on every row (the held-out ones included; a
+                # cross-fitted further candidate: first learned on every row here)
+                choice = self.metric_choice_
+                self._fit_metric(Zall, codes_all, gen)
+                with single_threaded_blas():
+                    self._subspace_finish(active_in)
+                self.metric_choice_ = choice
+            if check_gen is not None:
+                # the full-rank metric, checked after its final fit (which is untouched: the check's fits draw
+                # from a spawned generator); a zero metric (warned) cannot beat anything: Euclidean, unchecked
+                with single_threaded_blas():
+                    if np.any(self.components_):
+                        self._full_rank_check(X, codes_all, active_in, check_gen)
+                    else:
+                        self.metric_choice_ = "euclidean"
+                    if self.metric_choice_ == "euclidean":
+                        # the identity's rows at the varying features (as many rows as the learned metric may have)
+                        self.components_ = _subspace.selection_rows(active_in)
+                        self.n_components_ = self.components_.shape[0]
+            return self._fitted()
 
     def _repair_glitched_rows(self, X, codes):
         """``X`` with its glitched rows repaired (:func:`logt.metric_learning.outliers.glitched_rows`: more than 1%
