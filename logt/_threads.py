@@ -200,17 +200,18 @@ def n_cpus():
         return os.cpu_count() or 1
 
 
-MAX_SEARCH_THREADS = 64
+MAX_THREADS = 64
 _SEARCH_THREADS = contextvars.ContextVar("logt_search_threads", default=None)
 
 
 def check_n_threads(n_threads):
-    """``n_threads`` as an int in ``[1, MAX_SEARCH_THREADS]``, or None; a ValueError otherwise."""
+    """``n_threads`` as an int in ``[1, MAX_THREADS]``, or None; a ValueError otherwise (the estimators' and the
+    oracles' ``n_threads``, and the blocked searches')."""
     if n_threads is None:
         return None
     if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
-            or not 1 <= n_threads <= MAX_SEARCH_THREADS:
-        raise ValueError(f"n_threads must be an int in [1, {MAX_SEARCH_THREADS}] or None, got {n_threads!r}")
+            or not 1 <= n_threads <= MAX_THREADS:
+        raise ValueError(f"n_threads must be an int in [1, {MAX_THREADS}] or None, got {n_threads!r}")
     return int(n_threads)
 
 
@@ -231,12 +232,9 @@ def block_workers(n_threads, n_blocks, entries, block_entries):
     ``block_entries`` each: ``n_threads`` (None: the enclosing :func:`search_threads`' count, else
     :func:`n_cpus`), at most one per block and as many as keep
     ``PARALLEL_MAX_ENTRIES`` entries in flight (one whatever its size), and one below ``PARALLEL_MIN_ENTRIES``
-    (both read at each call; starting threads costs more than it saves there). A ValueError for an ``n_threads``
-    that is not None or an int >= 1."""
-    if n_threads is None:
-        n_threads = _SEARCH_THREADS.get() or n_cpus()
-    elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 1:
-        raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
+    (both read at each call; starting threads costs more than it saves there). ``n_threads`` is checked by
+    :func:`check_n_threads`."""
+    n_threads = check_n_threads(n_threads) or _SEARCH_THREADS.get() or n_cpus()
     if entries < PARALLEL_MIN_ENTRIES:
         return 1
     return int(max(1, min(n_threads, n_blocks, PARALLEL_MAX_ENTRIES // max(1, block_entries))))

@@ -15,7 +15,7 @@ from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import BaseEstimator, NotFittedError
 from logt.metric_learning.optimizer import check_optimizer, run_minimize
 from logt.metric_learning.scaling import SCALINGS, apply_scaling, clip_rows, fit_scaling
-from logt.metric_learning.scaling import extreme_unit as _extreme_unit
+from logt.metric_learning.scaling import extreme_unit as _extreme_unit, max_abs as _max_abs
 from logt.oracles.metric import check_threshold_scale, label_codes
 
 __all__ = ["MahalanobisLearner", "DegenerateMetricWarning", "ZERO_METRIC_RTOL", "ZERO_CHECK_BATCH", "check_points",
@@ -142,8 +142,7 @@ def check_fit_magnitude(X, name="X"):
     (2^1000): a fit sums such values (means, variances, squared norms), and near float64's maximum the sums
     overflow; before this check, data of 5e307 left the default's check with a NaN accuracy (a silent wrong
     choice) and data of 2^1023 raised an OverflowError."""
-    data = X.data if sp.issparse(X) else X
-    m = max(abs(float(np.max(data))), abs(float(np.min(data)))) if data.size else 0.0
+    m = _max_abs(X)
     if m > MAX_FIT_MAGNITUDE:
         raise ValueError(
             f"{name}'s largest magnitude, {m:.3g}, is too close to float64's maximum (1.8e308) to fit on (at most "

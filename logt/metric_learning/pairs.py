@@ -15,11 +15,10 @@ import warnings
 import numpy as np
 
 from logt._rng import check_rng
-from logt._threads import single_threaded_blas
+from logt._threads import search_threads, single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, check_fit_magnitude, check_fitted, check_pairs,
                                         distinct_points, first_appearance, top_rows)
 from logt.metric_learning._compat import HAVE_SKLEARN, ClassifierMixin
-from logt import _threads
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.oracles.metric import MetricLearning
@@ -332,7 +331,7 @@ class PairsMetricLearner(ClassifierMixin, MahalanobisLearner):
         Returns self.
         """
         self._check_params()
-        with _threads.search_threads(self.n_threads):
+        with search_threads(self.n_threads):
             a, b = check_pairs(pairs, self)
             check_fit_magnitude(a, "pairs")
             check_fit_magnitude(b, "pairs")

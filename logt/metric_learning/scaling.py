@@ -50,7 +50,8 @@ import scipy.sparse as sp
 
 from logt.oracles.metric import norm_tolerance
 
-__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows", "outlier_cap", "extreme_unit"]
+__all__ = ["SCALINGS", "OUTLIER_FACTOR", "fit_scaling", "apply_scaling", "clip_rows", "outlier_cap", "extreme_unit",
+           "max_abs"]
 
 SCALINGS = ("auto", "standardize", "max_norm", None)
 OUTLIER_FACTOR = 5.0        # a row beyond 5x the 99th-percentile row norm is an outlier
@@ -60,17 +61,24 @@ _EPS = np.finfo(np.float64).eps
 _SAFE_EXP = 500             # magnitudes outside 2^-500..2^500: squares under- or overflow, so fit on X / 2^k
 
 
+def max_abs(*arrays):
+    """The largest ``|x|`` over ``arrays`` (dense or sparse; 0.0 when all are empty), as ``max(|max x|, |min x|)``:
+    no temporary the size of the data."""
+    m = 0.0
+    for X in arrays:
+        data = X.data if sp.issparse(X) else X
+        if data.size:
+            m = max(m, abs(float(np.max(data))), abs(float(np.min(data))))
+    return m
+
+
 def extreme_unit(*arrays):
     """A power of two ``2^k`` near the largest magnitude in ``arrays`` (dense or CSR) when that magnitude lies
     outside 2^-500 to 2^500 (squares, variances and row norms under- or overflow there: data of 1e200 had
     an infinite variance, data of 1e-200 a zero one), else 1.0. Dividing by it is exact, so fitting on
     ``X / 2^k`` and multiplying the centre and scale back by ``2^k`` is the computation in range, and data in
     range take the unchanged path (bit for bit)."""
-    m = 0.0
-    for X in arrays:
-        data = X.data if sp.issparse(X) else X
-        if data.size:      # max |x| as max(|max x|, |min x|): no temporary the size of the data
-            m = max(m, abs(float(np.max(data))), abs(float(np.min(data))))
+    m = max_abs(*arrays)
     if not (0.0 < m < np.inf):
         return 1.0
     e = math.frexp(m)[1]
@@ -97,10 +105,12 @@ def _center_scale(X, sparse, mode):
         if extreme.any():       # a feature of 1e-170 among features of 1: its squares underflow, sd 0, "constant"
             j = np.flatnonzero(extreme)
             u = np.ldexp(1.0, np.minimum(np.frexp(big[j])[1], 1023))
-            Xj = sp.csr_matrix(X[:, j], copy=True) if sparse else X[:, j]
             if sparse:
+                Xj = sp.csr_matrix(X[:, j], copy=True)
                 Xj.data /= u[Xj.indices]                # exact: powers of two
-            sd[j] = _feature_sd(Xj if sparse else Xj / u, sparse) * u
+            else:
+                Xj = X[:, j] / u
+            sd[j] = _feature_sd(Xj, sparse) * u
         constant = sd <= 1e3 * _EPS * big          # constant up to rounding: keep scale 1
         scale = np.where(constant, 1.0, sd)
     return center, scale

@@ -289,8 +289,8 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
     Blocked: ``block`` queries at a time, fewer when that would hold more than ``NN1_MAX_ENTRIES`` distances
     (memory ``O(min(n * block, NN1_MAX_ENTRIES))`` per block in flight and, dense, a centred copy of both; 300,000
     rows held 3 GB with 512 queries a block); the same blocks run in threads (:func:`logt._threads.run_blocks`,
-    at most ``PARALLEL_MAX_ENTRIES`` distances in flight), so the same hits on any number; ``skip_self``: ``Zq`` is ``Zref`` and row ``i`` is not its own neighbour
-    (leave-one-out); ``overwrite``: dense float64 ``Zref`` and ``Zq`` are the caller's fresh copies (rows picked
+    at most ``PARALLEL_MAX_ENTRIES`` distances in flight), so the same hits on any number; ``skip_self``: ``Zq``
+    is ``Zref`` and row ``i`` is not its own neighbour (leave-one-out); ``overwrite``: dense float64 ``Zref`` and ``Zq`` are the caller's fresh copies (rows picked
     by an index), centred in place instead of copied. CSR references are not centred (that would densify them).
 
     Why shares: on data with repeated points (categorical features, a metric that merges categories) the

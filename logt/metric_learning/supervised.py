@@ -5,10 +5,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from logt._rng import check_rng
-from logt._threads import single_threaded_blas
+from logt._threads import search_threads, single_threaded_blas
 from logt.metric_learning._base import (MahalanobisLearner, _active_columns, check_fit_magnitude, check_labels,
                                         check_points, full_mean, full_rows, scaled_active, top_rows)
-from logt import _threads
 from logt.metric_learning import outliers as _outliers
 from logt.metric_learning import subspace as _subspace
 from logt.metric_learning._compat import HAVE_SKLEARN, TransformerMixin
@@ -379,7 +378,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         classes ("balanced"/"neighbors": and a class with 2 samples). Returns self.
         """
         self._check_params()
-        with _threads.search_threads(self.n_threads):
+        with search_threads(self.n_threads):
             X = check_points(X, "X", self)
             check_fit_magnitude(X)
             y, classes, codes = check_labels(y, X.shape[0])

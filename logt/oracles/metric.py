@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from .._kernels._pairs import (MAX_EVAL_PAIRS, MAX_FEATURES, PairGradientCore, PairSampler,
                                _sample_pairs, _workspace_plan)
 from .._rng import check_rng
-from .._threads import n_cpus
+from .._threads import check_n_threads, n_cpus
 from . import neighbors as nb
 from .neighbors import check_impostor_radius, pair_sq_distances_any
 
@@ -400,10 +400,7 @@ def _check_common(lam, n_threads, n_eval_pairs, learn_threshold, threshold):
     lam = float(lam)
     if not (lam > 0 and math.isfinite(lam)):
         raise ValueError(f"lam must be finite and > 0, got {lam}")
-    if n_threads is None:
-        n_threads = min(2, n_cpus())
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or not 1 <= n_threads <= 64:
-        raise ValueError(f"n_threads must be an int in [1, 64] or None, got {n_threads!r}")
+    n_threads = check_n_threads(n_threads) or min(2, n_cpus())
     if isinstance(n_eval_pairs, (float, np.floating)) and not isinstance(n_eval_pairs, bool) \
             and math.isfinite(n_eval_pairs) and float(n_eval_pairs).is_integer():
         n_eval_pairs = int(n_eval_pairs)

@@ -161,9 +161,10 @@ def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256, n_threads=
     for c in range(len(bounds) - 1):
         rows = np.flatnonzero(codes == c)
         tasks += [(c, rows[r0:r0 + block]) for r0 in range(0, len(rows), block)]
-    per_class = np.diff(bounds)
-    _threads.run_blocks(blocks, tasks, _threads.block_workers(
-        n_threads, len(tasks), int(np.bincount(codes, minlength=len(per_class)) @ per_class), block * int(per_class.max())))
+    per_class = np.diff(bounds)                                     # candidates of each class
+    entries = int(np.bincount(codes, minlength=len(per_class)) @ per_class)
+    _threads.run_blocks(blocks, tasks, _threads.block_workers(n_threads, len(tasks), entries,
+                                                              block * int(per_class.max())))
     return sim, dsim
 
 
