@@ -18,6 +18,7 @@ C_SOURCES = {
     "logt._kernels._pairs": ["csrc/logt_pairpoints.c"],
     "logt._kernels._triplets": ["csrc/logt_pairpoints.c"],
     "logt._kernels._softmax": ["csrc/logt_pairpoints.c"],
+    "logt._kernels._neighbors": ["csrc/logt_sqdist.c"],
 }
 
 # extension module -> extra compile / link flags (POSIX threads for the parallel pair kernel)

@@ -188,7 +188,7 @@ def blas_info():
     return _get_controller().info()
 
 
-PARALLEL_MIN_ENTRIES = 2**22    # below this many entries (distances) a blocked search runs on one thread (~10 ms)
+PARALLEL_MIN_ENTRIES = 2**22    # below this many entries (distances) a blocked search runs inline, BLAS as set (~10 ms)
 PARALLEL_MAX_ENTRIES = 2**24    # entries of all the blocks in flight at once (128 MiB of float64) beyond one block
 
 
@@ -230,24 +230,31 @@ def search_threads(n_threads):
 def block_workers(n_threads, n_blocks, entries, block_entries):
     """Threads for a blocked computation of ``entries`` entries in ``n_blocks`` independent blocks of at most
     ``block_entries`` each: ``n_threads`` (None: the enclosing :func:`search_threads`' count, else
-    :func:`n_cpus`), at most one per block and as many as keep
-    ``PARALLEL_MAX_ENTRIES`` entries in flight (one whatever its size), and one below ``PARALLEL_MIN_ENTRIES``
-    (both read at each call; starting threads costs more than it saves there). ``n_threads`` is checked by
-    :func:`check_n_threads`."""
+    :func:`n_cpus`), at most one per block and as many as keep ``PARALLEL_MAX_ENTRIES`` entries in flight (one
+    whatever its size); 0 below ``PARALLEL_MIN_ENTRIES`` (both read at each call): too small to share (starting
+    threads costs more than it saves), :func:`run_blocks` then runs it inline with BLAS as it is set.
+    ``n_threads`` is checked by :func:`check_n_threads`."""
     n_threads = check_n_threads(n_threads) or _SEARCH_THREADS.get() or n_cpus()
     if entries < PARALLEL_MIN_ENTRIES:
-        return 1
+        return 0
     return int(max(1, min(n_threads, n_blocks, PARALLEL_MAX_ENTRIES // max(1, block_entries))))
 
 
 def run_blocks(fn, tasks, workers):
-    """``fn(tasks)`` on this thread (``workers == 1``), or ``fn`` on an iterator over ``tasks[w::workers]`` in
-    each of ``workers`` threads inside :func:`single_threaded_blas` (one BLAS thread each: the cores go to the
-    blocks, not to two pools of BLAS threads). ``fn`` must write disjoint outputs per task, so the result does not
-    depend on ``workers``. The first exception of a thread (or a KeyboardInterrupt here) is raised here, after the
-    other threads have stopped at the end of their current task (their iterators run dry)."""
-    if workers == 1:
+    """``fn(tasks)`` on this thread (``workers`` 0 or 1), or ``fn`` on an iterator over ``tasks[w::workers]`` in
+    each of ``workers`` threads. With ``workers >= 1`` inside :func:`single_threaded_blas` (one BLAS thread each:
+    the cores go to the blocks, not to two pools of BLAS threads; and one worker computes the same products as
+    several: a BLAS that splits a product over its threads may round it differently); ``workers == 0`` (a search
+    too small to share, :func:`block_workers`) leaves BLAS as it is. ``fn`` must write disjoint outputs per task,
+    so the result does not depend on ``workers >= 1``. The first exception of a thread (or a KeyboardInterrupt
+    here) is raised here, after the other threads have stopped at the end of their current task (their
+    iterators run dry)."""
+    if workers == 0:
         fn(tasks)
+        return
+    if workers == 1:
+        with single_threaded_blas():
+            fn(tasks)
         return
     stop = threading.Event()
 

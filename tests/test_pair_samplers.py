@@ -398,6 +398,21 @@ def test_neighbor_search_in_threads_gives_the_same_tables(sparse_input, monkeypa
             nb.neighbor_tables(Xi, y, 5, n_threads=bad)
 
 
+def test_neighbor_tables_distances_do_not_depend_on_n_threads_under_a_threaded_blas():
+    """One search thread computes its products on one BLAS thread too, as several do: a BLAS of two threads
+    splits a product over them and may round some entries differently (OpenBLAS does for some candidate
+    counts: this case moved distances by an ulp when one thread ran on the caller's two BLAS threads)."""
+    from threadpoolctl import threadpool_limits
+    from logt.oracles import neighbors as nb
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((4000, 8)), rng.integers(0, 3, 4000)         # 4000 x 1542 candidates: threaded
+    with threadpool_limits(2, user_api="blas"):
+        one = nb.neighbor_tables(X, y, 10, max_candidates=514, return_distances=True, n_threads=1)
+        two = nb.neighbor_tables(X, y, 10, max_candidates=514, return_distances=True, n_threads=2)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_select_block_validates_its_inputs():
     from logt._kernels._neighbors import select_block
     G = np.zeros((2, 3))

@@ -77,12 +77,12 @@ def test_keep_setting_leaves_threads_alone(monkeypatch):
 
 def test_block_workers_rule():
     """Threads of a blocked search: n_threads (None: the CPUs), at most one per block and as many as keep
-    PARALLEL_MAX_ENTRIES entries in flight, one below PARALLEL_MIN_ENTRIES; bad n_threads a ValueError."""
+    PARALLEL_MAX_ENTRIES entries in flight, 0 (inline) below PARALLEL_MIN_ENTRIES; bad n_threads a ValueError."""
     from logt import _threads as T
     big, lo = T.PARALLEL_MAX_ENTRIES, T.PARALLEL_MIN_ENTRIES
     assert T.block_workers(4, 10, lo, 1) == 4
     assert T.block_workers(4, 3, lo, 1) == 3                     # one per block
-    assert T.block_workers(4, 10, lo - 1, 1) == 1                # too small to share
+    assert T.block_workers(4, 10, lo - 1, 1) == 0                # too small to share: inline
     assert T.block_workers(4, 10, 10 * big, big // 2) == 2       # memory: two blocks of half the cap
     assert T.block_workers(4, 10, 10 * big, 2 * big) == 1        # one block always runs
     assert T.block_workers(None, 1000, lo, 1) == min(T.n_cpus(), 1000) >= 1
@@ -93,15 +93,18 @@ def test_block_workers_rule():
 
 def test_run_blocks_runs_every_task_once_and_raises_what_a_thread_raised():
     from logt import _threads as T
-    for workers in (1, 2, 3):
+    for workers in (0, 1, 2, 3):
         seen = []
         lock = threading.Lock()
 
         def fn(tasks):
             with lock:
                 seen.extend(tasks)
+                blas.append(blas_active())
+        blas = []
         T.run_blocks(fn, list(range(10)), workers)
         assert sorted(seen) == list(range(10))
+        assert all(blas) == (workers >= 1)           # one BLAS thread per worker; inline: BLAS as it was set
 
     done = []
 

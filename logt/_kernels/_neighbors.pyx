@@ -22,6 +22,9 @@ import numpy as np
 from libc.math cimport INFINITY, isfinite
 from libc.stdint cimport int32_t, int64_t
 
+cdef extern from "logt_sqdist.h":
+    int logt_sqdist_row(const double* g, const double* sqc, double s, double* dist, Py_ssize_t m) nogil
+
 MAX_K = 256
 
 
@@ -49,33 +52,54 @@ cdef inline void _keep(double v, int32_t c, double* vals, int32_t* idx, Py_ssize
     idx[p] = c
 
 
+cdef enum:
+    GROUP = 8      # candidates tested at once against a list's k-th distance (one vector min, then each)
+
+
+cdef inline void _merge_run(const double* dist, Py_ssize_t a, Py_ssize_t b, int64_t own, const int64_t* cand,
+                            double* vals, int32_t* idx, Py_ssize_t* count, double* worst,
+                            Py_ssize_t k) noexcept nogil:
+    """Merge the candidates ``a .. b - 1`` (one class) into one sorted list. A group of ``GROUP`` whose smallest
+    distance is above the list's k-th (``worst``; ``inf`` while it has fewer than k) cannot enter it and is
+    skipped whole; in the others each candidate not above ``worst`` goes to ``_keep`` (the exact test)."""
+    cdef Py_ssize_t j, g, e
+    cdef double v, lo
+    g = a
+    while g < b:
+        e = g + GROUP if g + GROUP <= b else b
+        lo = dist[g]
+        for j in range(g + 1, e):
+            lo = dist[j] if dist[j] < lo else lo
+        if lo <= worst[0]:
+            for j in range(g, e):
+                v = dist[j]
+                if v <= worst[0] and j != own:
+                    _keep(v, <int32_t>cand[j], vals, idx, count, k)
+                    if count[0] == k:
+                        worst[0] = vals[k - 1]
+        g = e
+
+
 cdef int _select_rows(const double* G, Py_ssize_t rows, Py_ssize_t m, const double* sqr,
                        const double* sqc, const int32_t* rcode, const int32_t* ccode,
+                       const int64_t* runs, Py_ssize_t n_runs,
                        const int64_t* rself, const int64_t* cand, Py_ssize_t k,
                        int32_t* sim, int32_t* dis, double* vs, double* vd, int32_t* cs,
                        int32_t* cd, double* dist, double* simd, double* disd) noexcept nogil:
     """Returns 0, or -1 when G holds a non-finite value (the tables are then not filled).
 
-    Two passes per row: the distances into ``dist`` (a straight loop the compiler
-    vectorizes; ``g * 0`` is 0 for a finite ``g`` and NaN otherwise, so one check per
-    row finds a non-finite entry), then the selection, which calls ``_keep`` only
-    for a distance not above the current k-th smallest of its list. ``simd`` / ``disd``
-    (or NULL) receive the kept squared distances (``inf`` in the padding).
+    Two passes per row: the distances into ``dist`` (``logt_sqdist_row``, csrc/logt_sqdist.c: a
+    vectorized loop that also flags a non-finite product), then the selection over the runs of candidates of one
+    class (``runs``: their ``n_runs + 1`` bounds), each merged into the row's same-class or
+    other-class list by ``_merge_run``. ``simd`` / ``disd`` (or NULL) receive the kept squared
+    distances (``inf`` in the padding).
     """
-    cdef Py_ssize_t r, j, ns, nd, t
-    cdef const double* g
-    cdef double v, s, bad, ws, wd
+    cdef Py_ssize_t r, ns, nd, t, q
+    cdef double ws, wd
     cdef int32_t mine
     cdef int64_t own
     for r in range(rows):
-        g = G + r * m
-        s = sqr[r]
-        bad = 0.0
-        for j in range(m):
-            v = (s + sqc[j]) - 2.0 * g[j]
-            dist[j] = v if v > 0.0 else 0.0
-            bad += g[j] * 0.0
-        if not isfinite(bad):
+        if logt_sqdist_row(G + r * m, sqc, sqr[r], dist, m):
             return -1
         mine = rcode[r]
         own = rself[r]
@@ -83,19 +107,11 @@ cdef int _select_rows(const double* G, Py_ssize_t rows, Py_ssize_t m, const doub
         nd = 0
         ws = INFINITY
         wd = INFINITY
-        for j in range(m):
-            if j == own:
-                continue
-            v = dist[j]
-            if ccode[j] == mine:
-                if v <= ws:
-                    _keep(v, <int32_t>cand[j], vs, cs, &ns, k)
-                    if ns == k:
-                        ws = vs[k - 1]
-            elif v <= wd:
-                _keep(v, <int32_t>cand[j], vd, cd, &nd, k)
-                if nd == k:
-                    wd = vd[k - 1]
+        for q in range(n_runs):
+            if ccode[runs[q]] == mine:
+                _merge_run(dist, runs[q], runs[q + 1], own, cand, vs, cs, &ns, &ws, k)
+            else:
+                _merge_run(dist, runs[q], runs[q + 1], own, cand, vd, cd, &nd, &wd, k)
         for t in range(k):
             sim[r * k + t] = cs[t] if t < ns else -1
             dis[r * k + t] = cd[t] if t < nd else -1
@@ -153,6 +169,10 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis,
         return
     if not (np.isfinite(sqr).all() and np.isfinite(sqc).all()):
         raise ValueError("sqr and sqc must be finite")
+    runs = np.concatenate(([0], np.flatnonzero(np.diff(ccode)) + 1, [m])).astype(np.int64) if m else \
+        np.zeros(1, dtype=np.int64)           # bounds of the runs of candidates of one class
+    cdef const int64_t[::1] runv = runs
+    cdef Py_ssize_t n_runs = runs.shape[0] - 1
     dist = np.empty(max(m, 1), dtype=np.float64)
     cdef double[::1] distv = dist
     vs = np.empty(k, dtype=np.float64)
@@ -187,7 +207,7 @@ def select_block(G, sqr, sqc, rcode, ccode, rself, cand, Py_ssize_t k, sim, dis,
         ddp = &ddv[0, 0]
     cdef int info
     with nogil:
-        info = _select_rows(gp, rows, m, &sqrv[0], sqcp, &rcv[0], ccp, &rsv[0], cap, k,
+        info = _select_rows(gp, rows, m, &sqrv[0], sqcp, &rcv[0], ccp, &runv[0], n_runs, &rsv[0], cap, k,
                      &simv[0, 0], &disv[0, 0], &vsv[0], &vdv[0], &csv[0], &cdv[0], &distv[0], sdp, ddp)
     if info != 0:
         raise ValueError("G must be finite")

@@ -87,8 +87,9 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_d
     of the candidate pool (seeded subsample with ``rng`` when a class is larger).
     ``sim[i]`` never contains ``i``; a point whose class has m < k + 1 members
     has ``m - 1`` same-class entries. n_threads : threads over the row blocks (None: every CPU this process
-    may use; one below ``logt._threads.PARALLEL_MIN_ENTRIES`` distances), each with one BLAS thread; the tables
-    do not depend on it (each row's products and selection are the same in any thread).
+    may use), each with one BLAS thread; the tables and distances do not depend on it (each row's products,
+    on one BLAS thread, and its selection are the same in any thread). Below
+    ``logt._threads.PARALLEL_MIN_ENTRIES`` distances the blocks run inline with BLAS as it is set.
     """
     codes = np.asarray(codes)
     n = X.shape[0]
