@@ -301,6 +301,22 @@ def test_nn1_hits_in_threads_are_the_same(cpus, monkeypatch):
     np.testing.assert_allclose(many[0], ref, rtol=0, atol=1e-15)
     for a, b in zip(many, one):
         np.testing.assert_array_equal(a, b)
+    # n_threads given: that many threads (at most one per block), whatever the CPUs; the same hits
+    seen = []
+    real = _threads.run_blocks
+    monkeypatch.setattr(_threads, "run_blocks", lambda fn, tasks, workers: (seen.append(workers),
+                                                                            real(fn, tasks, workers)))
+    for t in (1, 2):
+        got = (S.nn1_hits(R, cr, Q, cq, block=4, n_threads=t), S.loo_1nn_hits(R, cr, block=4, n_threads=t))
+        assert seen[-2:] == [t, t]
+        np.testing.assert_array_equal(got[0], one[0])
+        np.testing.assert_array_equal(got[1], one[2])
+    assert S.nn1_accuracy(R, cr, Q, cq, n_threads=1) == pytest.approx(float(np.mean(one[0])))
+    for bad in (0, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_threads"):
+            S.nn1_hits(R, cr, Q, cq, n_threads=bad)
+        with pytest.raises(ValueError, match="n_threads"):
+            S.loo_1nn_accuracy(R, cr, n_threads=bad)
 
 
 def test_nn1_hits_overwrite_centres_only_when_allowed():

@@ -282,14 +282,15 @@ TIE_RTOL = 32 * np.finfo(np.float64).eps    # squared distances within this x (|
 NN1_MAX_ENTRIES = 2**21     # a 1-NN block holds at most this many query x reference distances (16 MiB each array)
 
 
-def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
+def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False, n_threads=None):
     """Float (m,) in [0, 1]: each query row's 1-NN hit against the references, its nearest reference's label
     equal to its own (1.0) or not (0.0); where several references tie for nearest (within the rounding of the
     distances, ``TIE_RTOL``) the share of them of the query's label, the expected hit of a random tie-break.
     Blocked: ``block`` queries at a time, fewer when that would hold more than ``NN1_MAX_ENTRIES`` distances
     (memory ``O(min(n * block, NN1_MAX_ENTRIES))`` per block in flight and, dense, a centred copy of both; 300,000
     rows held 3 GB with 512 queries a block); the same blocks run in threads (:func:`logt._threads.run_blocks`,
-    at most ``PARALLEL_MAX_ENTRIES`` distances in flight), so the same hits on any number; ``skip_self``: ``Zq``
+    at most ``PARALLEL_MAX_ENTRIES`` distances in flight; ``n_threads``: their number, None: the enclosing
+    :func:`logt._threads.search_threads`' or one per CPU), so the same hits on any number; ``skip_self``: ``Zq``
     is ``Zref`` and row ``i`` is not its own neighbour (leave-one-out); ``overwrite``: dense float64 ``Zref`` and ``Zq`` are the caller's fresh copies (rows picked
     by an index), centred in place instead of copied. CSR references are not centred (that would densify them).
 
@@ -321,7 +322,7 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False):
     sr_max = float(sr.max()) if sr.size else 0.0
     m = Zq.shape[0]
     block = max(1, min(int(block), NN1_MAX_ENTRIES // max(sr.size, 1)))
-    workers = _threads.block_workers(None, -(-m // block), m * sr.size, block * sr.size)
+    workers = _threads.block_workers(n_threads, -(-m // block), m * sr.size, block * sr.size)
     hits = np.zeros(m)
 
     def blocks(starts):
@@ -346,35 +347,39 @@ def _centred(Z, mu, overwrite):
     return np.asarray(Z, dtype=np.float64) - mu
 
 
-def loo_1nn_hits(Z, codes, block=512):
+def loo_1nn_hits(Z, codes, block=512, n_threads=None):
     """Float (n,) in [0, 1]: each row's leave-one-out 1-NN hit among the other rows of ``Z`` (n, k; labels
-    ``codes``), ties shared (:func:`_nn1_hits`). Exact, blocked (:func:`_nn1_hits`)."""
+    ``codes``), ties shared (:func:`_nn1_hits`). Exact, blocked (:func:`_nn1_hits`; ``n_threads`` as there)."""
+    _threads.check_n_threads(n_threads)
     if Z.shape[0] < 2:
         return np.zeros(Z.shape[0])
-    return _nn1_hits(Z, codes, Z, codes, block, skip_self=True)
+    return _nn1_hits(Z, codes, Z, codes, block, skip_self=True, n_threads=n_threads)
 
 
-def loo_1nn_accuracy(Z, codes, block=512):
+def loo_1nn_accuracy(Z, codes, block=512, n_threads=None):
     """Leave-one-out 1-NN accuracy of the rows ``Z`` (n, k) with labels ``codes`` (n,): the mean of
     :func:`loo_1nn_hits` (0.0 below 2 rows)."""
-    return float(np.mean(loo_1nn_hits(Z, codes, block))) if Z.shape[0] >= 2 else 0.0
+    return float(np.mean(loo_1nn_hits(Z, codes, block, n_threads))) if Z.shape[0] >= 2 else 0.0
 
 
-def nn1_hits(Zref, cref, Zq, cq, block=512, overwrite=False):
+def nn1_hits(Zref, cref, Zq, cq, block=512, overwrite=False, n_threads=None):
     """Float (m,) in [0, 1]: each query row ``Zq`` (m, k; labels ``cq``)'s 1-NN hit among the references
     ``Zref`` (n, k, dense or CSR; labels ``cref``): 1.0 when its nearest reference is of its class, else 0.0;
     references tied for nearest share the hit. Exact, blocked (memory bounded: :func:`_nn1_hits`).
     ``overwrite``: ``Zref`` and ``Zq`` are fresh copies that may be centred in place (the library's checks pass
-    rows picked by an index: on wide rows this saves a copy of the references)."""
+    rows picked by an index: on wide rows this saves a copy of the references). ``n_threads``: threads over the
+    query blocks (:func:`_nn1_hits`; None: the enclosing :func:`logt._threads.search_threads`' count, else one
+    per CPU; the hits do not depend on it)."""
+    _threads.check_n_threads(n_threads)
     if Zq.shape[0] == 0 or Zref.shape[0] == 0:
         return np.zeros(Zq.shape[0])
-    return _nn1_hits(Zref, cref, Zq, cq, block, overwrite=overwrite)
+    return _nn1_hits(Zref, cref, Zq, cq, block, overwrite=overwrite, n_threads=n_threads)
 
 
-def nn1_accuracy(Zref, cref, Zq, cq, block=512):
+def nn1_accuracy(Zref, cref, Zq, cq, block=512, n_threads=None):
     """1-NN accuracy of the query rows ``Zq`` (m, k; labels ``cq``) against the references ``Zref``
     (n, k; labels ``cref``): the mean of :func:`nn1_hits` (0.0 without queries or references)."""
-    h = nn1_hits(Zref, cref, Zq, cq, block)
+    h = nn1_hits(Zref, cref, Zq, cq, block, n_threads=n_threads)
     return float(np.mean(h)) if h.size else 0.0
 
 
