@@ -1,4 +1,4 @@
-"""LIBSVM data for the metric-learning experiment (the paper's Fig. 2).
+"""Data readers: LIBSVM data for the metric-learning experiment (the paper's Fig. 2), IDX image files.
 
 * :func:`load_libsvm` reads LIBSVM / svmlight text (plain or gzip) into a
   ``scipy.sparse.csr_matrix`` with a vectorised NumPy parser;
@@ -6,7 +6,10 @@
   assumption, which makes the objective ``(lam + 4)``-smooth);
 * :func:`binary_labels` maps two label values to classes ``{0, 1}``;
 * :func:`load_mushrooms`, :func:`load_adult` load the shared data files and
-  :func:`train_test_split_seeded` makes mushrooms' seeded 2/3 - 1/3 split.
+  :func:`train_test_split_seeded` makes mushrooms' seeded 2/3 - 1/3 split;
+* :func:`load_idx` reads an IDX file (MNIST's format, also Fashion-MNIST's and
+  KMNIST's; plain or gzip) into an ndarray, :func:`load_idx_images` a pair of
+  image and label files into ``(X, y)`` for the metric learners.
 """
 import gzip
 import os
@@ -22,6 +25,8 @@ from ._rng import check_rng
 __all__ = [
     "MAX_FEATURE_INDEX",
     "load_libsvm",
+    "load_idx",
+    "load_idx_images",
     "normalize_rows",
     "binary_labels",
     "load_mushrooms",
@@ -394,11 +399,7 @@ def load_libsvm(path, n_features=None, *, query_id=False, max_bytes=MAX_BYTES_DE
         if n_features > MAX_FEATURE_INDEX:
             raise ValueError(f"n_features must be <= {MAX_FEATURE_INDEX} (int32 CSR indices), "
                              f"got {n_features}")
-    if max_bytes is not None:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
-            raise TypeError(f"max_bytes must be an int or None, got {type(max_bytes).__name__}")
-        if max_bytes < 1:
-            raise ValueError(f"max_bytes must be >= 1, got {max_bytes}")
+    _check_max_bytes(max_bytes)
     st = _State()
     ys, counts, idxs, vals, qr, qv = [], [], [], [], [], []
     for text in _pieces(path, max_bytes):
@@ -441,6 +442,92 @@ def load_libsvm(path, n_features=None, *, query_id=False, max_bytes=MAX_BYTES_DE
     q = np.empty(n, dtype=np.int64)
     q[qrows] = np.concatenate(qv)
     return X, y, q
+
+
+#: IDX type codes: the element type of the data, stored big-endian
+_IDX_TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
+              0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+def _check_max_bytes(max_bytes):
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
+            raise TypeError(f"max_bytes must be an int or None, got {type(max_bytes).__name__}")
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be >= 1, got {max_bytes}")
+
+
+def load_idx(path, *, max_bytes=MAX_BYTES_DEFAULT):
+    """Read an IDX file: the format of MNIST, Fashion-MNIST and KMNIST (``*-idx3-ubyte``: images,
+    ``*-idx1-ubyte``: labels), plain or gzip-compressed (detected by its magic bytes, not its name).
+
+    Layout: two zero bytes, a type code (0x08 unsigned byte, 0x09 signed byte, 0x0B int16, 0x0C int32,
+    0x0D float32, 0x0E float64), the number of dimensions, each dimension as a big-endian uint32, then the
+    elements in C order, big-endian.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    max_bytes : int or None, default 4 GiB
+        Refuse (ValueError) a file whose data (counted after decompression) would exceed this many bytes:
+        checked from the header, before the data are read.
+
+    Returns
+    -------
+    ndarray of the header's shape, in the file's element type (native byte order): uint8 ``(n, rows, cols)``
+    for MNIST's images, ``(n,)`` for its labels.
+
+    Errors (ValueError, naming the file): not an IDX header (the first two bytes not zero, an unknown type code,
+    no dimensions), a data part shorter or longer than the header says, or more than ``max_bytes``.
+    """
+    _check_max_bytes(max_bytes)
+    name = os.fspath(path)
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == _GZIP_MAGIC
+    opener = gzip.open if gz else open
+    with opener(path, "rb") as f:
+        head = f.read(4)
+        if len(head) < 4 or head[0] != 0 or head[1] != 0:
+            raise ValueError(f"{name!r} is not an IDX file (it does not start with two zero bytes and a type code)")
+        if head[2] not in _IDX_TYPES:
+            raise ValueError(f"{name!r}: unknown IDX type code 0x{head[2]:02X} (known: "
+                             + ", ".join(f"0x{c:02X}" for c in _IDX_TYPES) + ")")
+        dtype, ndim = _IDX_TYPES[head[2]], head[3]
+        if ndim == 0:
+            raise ValueError(f"{name!r}: an IDX header with no dimensions")
+        dims_raw = f.read(4 * ndim)
+        if len(dims_raw) < 4 * ndim:
+            raise ValueError(f"{name!r}: the IDX header is cut short (it announces {ndim} dimensions)")
+        shape = tuple(int(v) for v in np.frombuffer(dims_raw, dtype=">u4"))
+        size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if max_bytes is not None and size > max_bytes:
+            raise ValueError(f"{name!r}: its data, {size:,} bytes for shape {shape}, exceed max_bytes={max_bytes:,}")
+        data = f.read(size + 1)
+    if len(data) != size:
+        raise ValueError(f"{name!r}: the header says shape {shape} of {dtype.newbyteorder('=').name} "
+                         f"({size:,} bytes), the file has {'more' if len(data) > size else f'{len(data):,}'} "
+                         "bytes of data")
+    return np.frombuffer(data, dtype=dtype).astype(dtype.newbyteorder("="), copy=True).reshape(shape)
+
+
+def load_idx_images(images, labels, *, max_bytes=MAX_BYTES_DEFAULT):
+    """``(X, y)`` from a pair of IDX files (:func:`load_idx`): the images flattened to rows, float64
+    ``(n, pixels)`` in the file's units (0..255 for MNIST's bytes: no rescaling), and the labels as int64
+    ``(n,)``. A ValueError when the files disagree on ``n``, or the labels are not one number per image."""
+    X = load_idx(images, max_bytes=max_bytes)
+    y = load_idx(labels, max_bytes=max_bytes)
+    if y.ndim != 1:
+        raise ValueError(f"{os.fspath(labels)!r}: labels must be 1-D (one per image), got shape {y.shape}")
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"{os.fspath(images)!r} holds {X.shape[0]:,} images but {os.fspath(labels)!r} "
+                         f"{y.shape[0]:,} labels")
+    if not np.issubdtype(y.dtype, np.integer):
+        if not (np.isfinite(y).all() and np.array_equal(y, np.round(y))):
+            raise ValueError(f"{os.fspath(labels)!r}: labels must be whole numbers")
+    X = X.reshape(X.shape[0], -1).astype(np.float64)
+    if not np.isfinite(X).all():
+        raise ValueError(f"{os.fspath(images)!r}: the images hold NaN or infinite values")
+    return X, y.astype(np.int64)
 
 
 def normalize_rows(X):

@@ -94,6 +94,10 @@ def test_highdim_rows_against_direct_knn():
     assert rows[5]["acc1"] == KNeighborsClassifier(1).fit(e16.transform(Xtr), ytr).score(e16.transform(Xte), yte)
     table = format_section(rows)
     assert table.count("| tiny |") == 6 and "| rescaled NCA time / this |" in table
+    import re
+    rows_md = [line for line in table.splitlines() if line.startswith("|")]
+    assert {len(re.split(r"(?<!\\)\|", line)) - 2 for line in rows_md} == {8}     # "max|X|" escaped: 8 cells
+    assert "| NCA(16), X / max\\|X\\| |" in table
     cells = next(line for line in table.splitlines() if "| MetricLearner() |" in line).split(" | ")
     ratio = rows[4]["seconds"] / rows[2]["seconds"]
     assert cells[6] == f"{ratio:.1f}x"
@@ -107,7 +111,7 @@ def test_highdim_split_means_average_the_single_split_rows():
     X, y = shifted_digits(300, canvas=20, size=12, max_shift=2, rng=4)
     table = split_means(["tiny"], n_splits=2, data={"tiny": (X, y)}, log=lambda m: None)
     runs = [evaluate_set("tiny", X, y, rng=s) for s in range(2)]
-    lines = {line.split(" | ")[1]: line.split(" | ") for line in table.splitlines()[2:]}
+    lines = {line.split(" | ")[1].replace("\\|", "|"): line.split(" | ") for line in table.splitlines()[2:]}
     assert list(lines) == [r["method"] for r in runs[0]]
     for i, r in enumerate(runs[0]):
         cells = lines[r["method"]]

@@ -1,11 +1,12 @@
-"""logt.datasets: the LIBSVM parser, row scaling, labels, shared data files, seeded split."""
+"""logt.datasets: the LIBSVM parser, the IDX reader, row scaling, labels, shared data files, seeded split."""
 import gzip
+import struct
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from logt.datasets import (binary_labels, load_adult, load_libsvm, load_mushrooms,
+from logt.datasets import (binary_labels, load_adult, load_idx, load_idx_images, load_libsvm, load_mushrooms,
                            normalize_rows, train_test_split_seeded)
 
 try:
@@ -148,3 +149,79 @@ def test_convenience_loaders():
     assert Xtr.shape == (32561, 123) and Xte.shape == (16281, 123)
     assert _counts(ytr) == {0: 24720, 1: 7841} and _counts(yte) == {0: 12435, 1: 3846}
     assert np.sqrt(Xte.multiply(Xte).sum(axis=1)).max() <= 1 + 1e-15
+
+
+# ---------------------------------------------------------------- IDX (MNIST's format)
+
+IDX_CODES = {"B": 0x08, "b": 0x09, "h": 0x0B, "i": 0x0C, "f": 0x0D, "d": 0x0E}    # struct format -> type code
+
+
+def idx_bytes(values, shape, fmt):
+    """An IDX file written element by element with ``struct`` (big-endian), independent of the reader."""
+    head = bytes([0, 0, IDX_CODES[fmt], len(shape)]) + b"".join(struct.pack(">I", n) for n in shape)
+    return head + b"".join(struct.pack(">" + fmt, v) for v in values)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("fmt, values", [("B", [0, 1, 254, 255, 7, 9]), ("b", [-128, 127, 0, -1, 5, 6]),
+                                         ("h", [-32768, 32767, 1, 2, 3, 4]), ("i", [-2**31, 2**31 - 1, 0, 1, 2, 3]),
+                                         ("f", [1.5, -2.25, 3e38, 0.0, 1e-40, 7.0]),
+                                         ("d", [1e308, -5e-324, 0.1, 2.0, 3.0, -0.0])])
+def test_load_idx_every_type_plain_and_gzip(tmp_path, fmt, values, compress):
+    data = idx_bytes(values, (2, 3), fmt)
+    p = _write(tmp_path, data, "images.bin", compress)        # detection by magic bytes, not by name
+    got = load_idx(p)
+    assert got.shape == (2, 3) and got.dtype.isnative
+    want = np.array(values, dtype=np.dtype(">" + fmt).newbyteorder("=")).reshape(2, 3)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("data, match", [
+    (b"", "not an IDX file"),
+    (b"\x01\x00\x08\x01\x00\x00\x00\x01\x05", "not an IDX file"),
+    (b"\x00\x00\x07\x01\x00\x00\x00\x01\x05", "unknown IDX type code 0x07"),
+    (b"\x00\x00\x08\x00", "no dimensions"),
+    (b"\x00\x00\x08\x02\x00\x00\x00\x01", "cut short"),
+    (b"\x00\x00\x08\x01\x00\x00\x00\x03\x05\x06", "the file has 2 bytes of data"),
+    (b"\x00\x00\x08\x01\x00\x00\x00\x01\x05\x06", "the file has more bytes"),
+    (b"\x00\x00\x0c\x01\x00\x00\x00\x02" + b"\x00" * 7, "the file has 7 bytes"),
+])
+def test_load_idx_errors(tmp_path, data, match):
+    with pytest.raises(ValueError, match=match):
+        load_idx(_write(tmp_path, data, "bad.idx"))
+
+
+def test_load_idx_max_bytes_is_checked_from_the_header(tmp_path):
+    # a header announcing 2^32 - 1 x 2^32 - 1 bytes: refused before any data are read
+    p = _write(tmp_path, b"\x00\x00\x08\x02\xff\xff\xff\xff\xff\xff\xff\xff", "huge.idx", compress=True)
+    with pytest.raises(ValueError, match="exceed max_bytes"):
+        load_idx(p)
+    p = _write(tmp_path, idx_bytes(range(6), (6,), "B"), "six.idx")
+    with pytest.raises(ValueError, match="exceed max_bytes=5"):
+        load_idx(p, max_bytes=5)
+    assert load_idx(p, max_bytes=6).tolist() == list(range(6))
+    for bad, err in ((0, ValueError), (True, TypeError), (1.5, TypeError)):
+        with pytest.raises(err, match="max_bytes"):
+            load_idx(p, max_bytes=bad)
+
+
+def test_load_idx_images(tmp_path):
+    g = np.random.default_rng(0)
+    pixels = g.integers(0, 256, (5, 4, 3))
+    images = _write(tmp_path, idx_bytes(pixels.ravel().tolist(), (5, 4, 3), "B"), "img.idx", compress=True)
+    labels = _write(tmp_path, idx_bytes([3, 1, 4, 1, 5], (5,), "B"), "lab.idx")
+    X, y = load_idx_images(images, labels)
+    assert X.dtype == np.float64 and X.shape == (5, 12) and y.dtype == np.int64
+    np.testing.assert_array_equal(X, pixels.reshape(5, 12))          # the file's units: no rescaling
+    np.testing.assert_array_equal(y, [3, 1, 4, 1, 5])
+    few = _write(tmp_path, idx_bytes([3, 1, 4], (3,), "B"), "few.idx")
+    with pytest.raises(ValueError, match="5 images but .* 3 labels"):
+        load_idx_images(images, few)
+    with pytest.raises(ValueError, match="labels must be 1-D"):
+        load_idx_images(images, _write(tmp_path, idx_bytes(range(10), (5, 2), "B"), "two.idx"))
+    with pytest.raises(ValueError, match="whole numbers"):
+        load_idx_images(images, _write(tmp_path, idx_bytes([1.5, 1, 2, 3, 4], (5,), "f"), "fl.idx"))
+    nan = _write(tmp_path, idx_bytes([np.nan] + [0.0] * 59, (5, 4, 3), "d"), "nan.idx")
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        load_idx_images(nan, labels)

@@ -1,5 +1,5 @@
 """Every code example of README.md and the documentation pages (docs/**/*.md) runs, and prints
-what the page says it prints.
+what the page says it prints; every table row has as many cells as its header.
 
 Examples are doctest sessions in ```` ```pycon ```` fences (``>>>`` / ``...`` prompts, the expected
 output below them); the blocks of one page run in order in one namespace, with
@@ -43,6 +43,31 @@ def test_no_unexecuted_python_blocks(page):
     bad = [line for lang, line, _ in fences(page.read_text()) if lang in ("python", "py")]
     assert not bad, (f"{_id(page)}: ```python block(s) at line(s) {bad} would never run; write the example "
                      "as a ```pycon doctest session (executed by this test), or mark non-Python code as text")
+
+
+_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def table_cells(line):
+    """Cells of a Markdown table row: split at the pipes not escaped as ``\\|`` (GFM splits at every other
+    pipe, inside a code span too)."""
+    return len(_PIPE.split(line.strip())) - 2
+
+
+@pytest.mark.parametrize("page", pages(), ids=_id)
+def test_table_rows_have_as_many_cells_as_their_header(page):
+    """A pipe in a cell (``max|X|``, a norm ``||x||`` in a code span) would start a new cell: the numbers after
+    it land under the wrong heading, the last ones are dropped. Write it as ``\\|``."""
+    text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), page.read_text())     # tables outside fences
+    bad, head = [], None
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.startswith("|"):
+            head = None
+        elif head is None:
+            head = table_cells(line)
+        elif table_cells(line) != head:
+            bad.append(f"line {number}: {table_cells(line)} cells, its header {head}")
+    assert not bad, f"{_id(page)}: " + "; ".join(bad)
 
 
 @pytest.mark.parametrize("page", [p for p in pages() if ">>> " in p.read_text()], ids=_id)

@@ -1,5 +1,5 @@
 """Property-based tests (hypothesis): projections against their definitions,
-the LIBSVM reader against an independent writer.
+the LIBSVM and IDX readers against independent writers.
 
 Profiles: the default ``ci`` runs 500 examples per property (README's test
 command, hence CI; ~15 s for the module); ``HYPOTHESIS_PROFILE=dev`` runs 60.
@@ -14,7 +14,7 @@ import scipy.sparse as sp
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from logt.datasets import load_libsvm  # noqa: E402
+from logt.datasets import load_idx, load_libsvm  # noqa: E402
 from logt.domains import Box, EuclideanBall, TraceBoundedPSD, PSDCone  # noqa: E402
 from logt.domains._psd import PSDProjector  # noqa: E402
 from logt._kernels._neighbors import pair_sq_distances  # noqa: E402
@@ -264,6 +264,33 @@ def test_libsvm_round_trip(tmp_path, data, comments, crlf, compress):
         assert q2.shape == (0,)
     else:
         np.testing.assert_array_equal(q2, qid)
+
+
+_IDX = {0x08: ("B", 0, 255), 0x09: ("b", -128, 127), 0x0B: ("h", -2**15, 2**15 - 1),
+        0x0C: ("i", -2**31, 2**31 - 1), 0x0D: ("f", None, None), 0x0E: ("d", None, None)}
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(code=st.sampled_from(sorted(_IDX)), shape=st.lists(st.integers(0, 4), min_size=1, max_size=4),
+       compress=st.booleans(), data=st.data())
+def test_idx_round_trip(tmp_path, code, shape, compress, data):
+    """Any IDX file (every type, 1-4 dimensions, empty ones too, plain or gzip) written element by element with
+    struct reads back as the same values and shape."""
+    import struct
+    fmt, lo, hi = _IDX[code]
+    n = int(np.prod(shape))
+    if lo is None:
+        width = 32 if fmt == "f" else 64
+        vals = data.draw(st.lists(st.floats(allow_nan=False, width=width), min_size=n, max_size=n))
+    else:
+        vals = data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n))
+    raw = bytes([0, 0, code, len(shape)]) + b"".join(struct.pack(">I", k) for k in shape) \
+        + b"".join(struct.pack(">" + fmt, v) for v in vals)
+    p = tmp_path / "f.idx"
+    p.write_bytes(gzip.compress(raw) if compress else raw)
+    got = load_idx(p)
+    assert got.shape == tuple(shape) and got.dtype.isnative
+    np.testing.assert_array_equal(got.ravel(), np.array(vals, dtype=got.dtype))
 
 
 # ---------------------------------------------------------------- the dense pair gradient's two paths

@@ -110,7 +110,14 @@ def section(quick=False, log=print, sets=None, data=None):
     return format_section(rows), rows
 
 
-def format_section(rows):
+def _md_row(cells):
+    """One Markdown table row; a pipe inside a cell (``X / max|X|``) escaped, so it does not start a new cell."""
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def format_section(rows, title="Metric learners on high-dimensional data", note=None):
+    """Markdown: ``### title``, the table of :func:`evaluate_set`'s ``rows``, and ``note`` (default: where the
+    sets come from and how they were run)."""
     head = ["data", "method", "1-NN", "5-NN", "fit time", "NCA time / this", "rescaled NCA time / this", "note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
@@ -119,12 +126,12 @@ def format_section(rows):
             nca = _nca_row(rows, r["dataset"], rescaled)
             ok = nca is not None and r["method"].startswith("MetricLearner") and r["seconds"]
             ratios.append(f"{nca['seconds'] / r['seconds']:.1f}x" if ok else "-")
-        lines.append("| " + " | ".join([
-            r["dataset"], r["method"], f"{r['acc1']:.3f}", f"{r['acc5']:.3f}",
-            "-" if r["seconds"] is None else f"{r['seconds']:.2f} s", *ratios, r["note"]]) + " |")
-    note = ("Sets from logt.experiments.highdim_data (raw values, no preprocessing), 70/30 stratified split, "
-            "seed 0; fit times on one BLAS thread, one run, the learners interleaved with NCA.")
-    return "### Metric learners on high-dimensional data\n\n" + "\n".join(lines) + "\n\n" + note
+        lines.append(_md_row([r["dataset"], r["method"], f"{r['acc1']:.3f}", f"{r['acc5']:.3f}",
+                              "-" if r["seconds"] is None else f"{r['seconds']:.2f} s", *ratios, r["note"]]))
+    if note is None:
+        note = ("Sets from logt.experiments.highdim_data (raw values, no preprocessing), 70/30 stratified split, "
+                "seed 0; fit times on one BLAS thread, one run, the learners interleaved with NCA.")
+    return f"### {title}\n\n" + "\n".join(lines) + "\n\n" + note
 
 
 def split_means(names, n_splits=10, data=None, log=print):
@@ -150,8 +157,8 @@ def split_means(names, n_splits=10, data=None, log=print):
                     nca = [_nca_row(run, name, rescaled)["seconds"] for run in runs]
                     ratios[-1] = f"{np.median([a / b for a, b in zip(nca, secs)]):.1f}x"
             acc1, acc5 = np.mean([r["acc1"] for r in rs]), np.mean([r["acc5"] for r in rs])
-            lines.append("| " + " | ".join([name, r0["method"], f"{acc1:.3f}", f"{acc5:.3f}",
-                                            "-" if secs[0] is None else f"{np.median(secs):.2f} s", *ratios]) + " |")
+            lines.append(_md_row([name, r0["method"], f"{acc1:.3f}", f"{acc5:.3f}",
+                                  "-" if secs[0] is None else f"{np.median(secs):.2f} s", *ratios]))
     return "\n".join(lines)
 
 
