@@ -6,8 +6,9 @@ Used by :func:`logt.oracles.neighbors.neighbor_tables` (the tables of
 ``G = X[r0:r1] @ Xc^T`` with BLAS or a sparse product; this kernel turns them into
 squared distances ``max(sq_i + sqc_j - 2 G_ij, 0)`` (the same expression, in the
 same order, as the NumPy formula) and keeps, per row, the ``k`` smallest over the
-candidates of the row's own class (``sim``) and over the others (``dis``), in one
-pass without the GIL.
+candidates of the row's own class (``sim``) and over the others (``dis``), without the
+GIL: per row the distances (``csrc/logt_sqdist.c``, vectorized), then the selection over
+the runs of candidates of one class.
 
 Order: by (distance, point index), i.e. ties go to the smaller index, which is
 what :func:`neighbor_tables` promises; a row's own column is skipped. Each row
@@ -19,7 +20,7 @@ threshold's scale, :func:`logt.oracles.metric.pair_distance_scale`).
 """
 import numpy as np
 
-from libc.math cimport INFINITY, isfinite
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t
 
 cdef extern from "logt_sqdist.h":
