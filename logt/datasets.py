@@ -66,7 +66,9 @@ class _State:
         self.max_line = 0
 
 
-def _open_text(path):
+def _open_maybe_gzip(path):
+    """``(reader, raw)``: the file's bytes, decompressed when it starts with gzip's magic bytes (whatever its
+    name), and the underlying file to close."""
     fh = open(path, "rb")
     try:
         head = fh.read(2)
@@ -83,7 +85,7 @@ def _pieces(path, max_bytes):
     """Yield the text in pieces of about _CHUNK bytes that end at a newline,
     or at whitespace when one line is longer than a chunk (a single token is
     never split). Counts the (decompressed) bytes against ``max_bytes``."""
-    reader, raw = _open_text(path)
+    reader, raw = _open_maybe_gzip(path)
     total = 0
     pending, plen = [], 0
     try:
@@ -482,10 +484,8 @@ def load_idx(path, *, max_bytes=MAX_BYTES_DEFAULT):
     """
     _check_max_bytes(max_bytes)
     name = os.fspath(path)
-    with open(path, "rb") as raw:
-        gz = raw.read(2) == _GZIP_MAGIC
-    opener = gzip.open if gz else open
-    with opener(path, "rb") as f:
+    f, raw = _open_maybe_gzip(path)
+    with raw, f:
         head = f.read(4)
         if len(head) < 4 or head[0] != 0 or head[1] != 0:
             raise ValueError(f"{name!r} is not an IDX file (it does not start with two zero bytes and a type code)")
