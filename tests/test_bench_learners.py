@@ -165,6 +165,43 @@ def test_highdim_random_sweep_is_seeded_and_matches_direct_knn():
     assert rows[0]["euclid"][0] == pytest.approx(KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte))
 
 
+def test_moderate_problem_draws_each_kind_between_the_paths():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from logt.bench.learners_highdim import moderate_problem
+    # sequences (kind 2), data seed 9, n = 300, length 40, 3 classes, motif 6 letters, mutate, bias
+    desc, X, y = moderate_problem(_Draws(2, 9, 300, 40, 3, 6, 0.3, 0.2))
+    assert desc == "sequences n=300 length=40 C=3" and X.shape == (300, 160) and np.unique(y).size == 3
+    assert np.all(X.reshape(300, 40, 4).sum(axis=2) == 1)
+    # every kind lands between the full-rank path's 128 varying features and 512 (digits: 13-22 px canvases)
+    for seed in range(12):
+        desc, X, y = moderate_problem(np.random.default_rng(seed))
+        active = int((np.asarray(X).std(axis=0) > 0).sum())
+        assert 128 < X.shape[1] <= 512 and active > 64, (desc, X.shape, active)
+
+
+def test_moderate_sweep_is_seeded_and_matches_direct_knn():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_highdim as LH
+    d1, X1, y1 = LH.moderate_problem(np.random.default_rng(2))
+    d2, X2, y2 = LH.moderate_problem(np.random.default_rng(2))
+    assert d1 == d2 == "spectra n=485 d=244" and np.array_equal(X1, X2) and np.array_equal(y1, y2)
+    lines = []
+    rows = LH.moderate_sweep(1, seed=2, log=lines.append)
+    assert len(rows) == 1 and rows[0]["problem"] == d1 and "problems:" in lines[-1]
+    Xtr, Xte, ytr, yte = train_test_split(X1, y1, test_size=0.3, stratify=y1, random_state=0)
+    est = MetricLearner(rng=0).fit(Xtr, ytr)
+    assert est.subspace_ is not None and rows[0]["choice"] == est.metric_choice_     # the wide path
+    direct = KNeighborsClassifier(5).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["default"][1] == pytest.approx(direct)
+    assert rows[0]["euclid"][0] == pytest.approx(KNeighborsClassifier(1).fit(Xtr, ytr).score(Xte, yte))
+
+
 def _drawn_twice(problem, i, seed):
     """``problem(i, rng)`` drawn twice from ``seed``: the draws are equal (returned)."""
     import numpy as np

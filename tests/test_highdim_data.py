@@ -236,6 +236,60 @@ def test_multimodal_classes_differ_by_their_clusters_not_their_means():
             H.multimodal(50, 30, **bad)
 
 
+def test_sequences_are_one_hot_letters_whose_classes_carry_their_motif():
+    X, y = H.sequences(3000, length=40, n_classes=3, motif_length=6, mutate=0.0, n_biased=0, bias=0.0, rng=11)
+    assert X.shape == (3000, 160) and set(np.unique(X)) == {0.0, 1.0} and np.array_equal(np.bincount(y), [1000] * 3)
+    letters = X.reshape(3000, 40, 4)
+    assert np.all(letters.sum(axis=2) == 1)                           # one letter per position
+    seq = letters.argmax(axis=2)
+    first = 40 // 2 - 6 // 2
+    for c in (1, 2):
+        # unmutated: every row of class c holds one 6-letter word at start first - 1, first or first + 1, the same
+        # word for the class; the background rows hold it at the centre no more often than chance allows
+        rows = seq[y == c]
+        words = {tuple(r[s:s + 6]) for r in rows for s in (first - 1, first, first + 1)}
+        motif = max(words, key=lambda w: sum(any(tuple(r[s:s + 6]) == w for s in (first - 1, first, first + 1))
+                                             for r in rows))
+        assert all(any(tuple(r[s:s + 6]) == motif for s in (first - 1, first, first + 1)) for r in rows)
+        background = seq[y == 0]
+        assert sum(any(tuple(r[s:s + 6]) == motif for s in (first - 1, first, first + 1))
+                   for r in background) < 20
+    # mutations: every draw is made whatever mutate is, so one seed at mutate 0 and 0.5 differs only in the
+    # motif letters replaced: half of them, a replacement equal to the motif's letter 1 time in 4
+    def class1(mutate):
+        X, y = H.sequences(4000, length=30, n_classes=2, motif_length=8, mutate=mutate, n_biased=0, rng=5)
+        return X.reshape(4000, 30, 4).argmax(axis=2)[y == 1]
+    plain, half = class1(0.0), class1(0.5)
+    assert abs((plain != half).sum() / (plain.shape[0] * 8) - 0.375) < 0.01
+    assert np.array_equal(plain[:, :10], half[:, :10]) and np.array_equal(plain[:, 20:], half[:, 20:])
+    # at mutate=1 the letter at the centre (inside the motif at any jitter) is uniform over the 4
+    assert np.abs(np.bincount(class1(1.0)[:, 15], minlength=4) / plain.shape[0] - 0.25).max() < 0.04
+    # biased positions: with bias 1 every row of a class holds its preferred letter there (outside the motif)
+    X, y = H.sequences(600, length=50, n_classes=2, motif_length=4, mutate=1.0, n_biased=5, bias=1.0, rng=2)
+    s = X.reshape(600, 50, 4).argmax(axis=2)
+    constant = np.flatnonzero([np.unique(s[y == 1][:, p]).size == 1 for p in range(50)])
+    assert 3 <= constant.size <= 5                   # 5 biased positions, some may fall under the jittered motif
+    # seeded; a Generator is advanced; arguments checked
+    a = H.sequences(50, 20, rng=3)
+    assert all(np.array_equal(u, v) for u, v in zip(a, H.sequences(50, 20, rng=3)))
+    g = np.random.default_rng(3)
+    assert not np.array_equal(H.sequences(50, 20, rng=g)[0], H.sequences(50, 20, rng=g)[0])
+    for bad in (dict(n_classes=1), dict(motif_length=19), dict(motif_length=0), dict(n_biased=21),
+                dict(mutate=1.5), dict(bias=-0.1)):
+        with pytest.raises(ValueError, match="sequences needs"):
+            H.sequences(50, 20, **bad)
+
+
+def test_sequences_classes_are_learnable_from_the_motif_positions():
+    from sklearn.neighbors import KNeighborsClassifier
+    X, y = H.sequences(2400, length=60, n_classes=3, motif_length=8, mutate=0.3, n_biased=6, bias=0.3, rng=4)
+    tr = np.arange(2400) < 1600
+    centre = np.arange(4 * (30 - 4 - 1), 4 * (30 + 4 + 1))        # the motif's positions, jitter included
+    nn = lambda cols: KNeighborsClassifier(5).fit(X[tr][:, cols], y[tr]).score(X[~tr][:, cols], y[~tr])  # noqa: E731
+    # the classes live at the centre: k-NN there beats k-NN on every position, which the background's noise rules
+    assert nn(centre) > nn(np.arange(240)) + 0.05 and nn(centre) > 0.7
+
+
 def test_with_outlier_rows_scales_entries_of_a_few_rows_only():
     X = np.random.default_rng(0).standard_normal((400, 50))
     Y, rows = H.with_outlier_rows(X, frac=0.025, scale=1e5, entries=0.1, rng=2)

@@ -23,7 +23,7 @@ __all__ = ["HIGHDIM_SETS", "IMAGES_SETS", "named_sets", "directions_text", "eval
            "split_means", "random_problem", "random_sweep", "tiny_problem", "tiny_sweep", "TINY_TEST_ROWS",
            "identity_problem",
            "identity_sweep", "IDENTITY_TEST_ROWS", "imbalanced_identity_problem", "few_rows_identity_problem",
-           "image_problem", "image_sweep"]
+           "image_problem", "image_sweep", "moderate_problem", "moderate_sweep"]
 
 HIGHDIM_SETS = ("digits28", "dense2000", "bow5000")       # development sets; --all adds the rest and held-out
 IMAGES_SETS = ("shapes28", "shapes32_ramp", "patches20", "patches24")     # highdim_data.images_sets(): --all
@@ -200,6 +200,58 @@ def random_sweep(n_problems=24, seed=777, log=print):
     rows = []
     for i in range(n_problems):
         desc, X, y = random_problem(g)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+        rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
+    log(sweep_summary(rows))
+    return rows
+
+
+def moderate_problem(rng):
+    """``(description, X, y)``: one moderately wide problem (130-512 features, mostly more than 128 varying ones:
+    where the default leaves its full-rank path for the principal subspace; a small digit on a large canvas can
+    fall below, on the full-rank path) of random kind and shape: dense with a few
+    informative directions, raw-pixel digits on a 13-22 px canvas, one-hot letter sequences
+    (:func:`logt.experiments.highdim_data.sequences`, 33-127 positions) or spectra; ``rng`` a
+    ``numpy.random.Generator``."""
+    from logt.experiments import highdim_data as H
+    kind = ("dense", "digits", "sequences", "spectra")[int(rng.integers(4))]
+    seed = int(rng.integers(2**31))
+    if kind == "dense":
+        n, d = int(rng.integers(400, 2500)), int(rng.integers(130, 513))
+        n_inf, n_cls = int(rng.integers(3, 16)), int(rng.integers(2, 8))
+        n_inf = max(n_inf, (2 * n_cls - 1).bit_length())
+        X, y = H.dense_classification(n, d, n_informative=n_inf, n_classes=n_cls,
+                                      class_sep=float(rng.uniform(0.7, 2.0)), heavy_tailed=bool(rng.random() < 0.3),
+                                      rng=seed)
+        return f"dense n={n} d={d}", X, y
+    if kind == "digits":
+        canvas = int(rng.integers(13, 23))
+        size = int(rng.integers(8, canvas - 3))
+        n = int(rng.integers(800, 3000))
+        X, y = H.shifted_digits(n, canvas=canvas, size=size,
+                                max_shift=int(min(rng.integers(1, 4), (canvas - size) // 2)),
+                                noise=float(rng.choice([0, 0.05, 0.15])), blur=float(rng.choice([0, 0.5, 1.0])),
+                                rng=seed)
+        return f"digits n={n} canvas={canvas} size={size}", X, y
+    if kind == "sequences":
+        n, length, n_cls = int(rng.integers(600, 3000)), int(rng.integers(33, 128)), int(rng.integers(2, 5))
+        X, y = H.sequences(n, length, n_cls, motif_length=int(rng.integers(4, 12)),
+                           mutate=float(rng.uniform(0.2, 0.5)), bias=float(rng.uniform(0.1, 0.4)), rng=seed)
+        return f"sequences n={n} length={length} C={n_cls}", X, y
+    n, d = int(rng.integers(300, 2000)), int(rng.integers(130, 513))
+    X, y = H.spectra(n, d, n_classes=int(rng.integers(2, 6)), peak=float(rng.uniform(0.03, 0.1)),
+                     noise=float(rng.uniform(0.5, 2.0)), rng=seed)
+    return f"spectra n={n} d={d}", X, y
+
+
+def moderate_sweep(n_problems=40, seed=1, log=print):
+    """:func:`random_sweep` on :func:`moderate_problem` ``0..n_problems-1`` (one 70/30 split each, seed 0);
+    ``python -m logt.bench.learners_highdim --moderate N``."""
+    from sklearn.model_selection import train_test_split
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_problems):
+        desc, X, y = moderate_problem(g)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
         rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
     log(sweep_summary(rows))
@@ -411,11 +463,12 @@ def image_sweep(kind, n_problems=8, seed=101, log=print):
 
 
 if __name__ == "__main__":
-    # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--tiny/--identities N [--seed S]
+    # python -m logt.bench.learners_highdim [--all] [--splits N] | --random/--moderate/--tiny/--identities N [--seed S]
     #                                       [--imbalanced | --few-rows] (with --identities)
     #                                       | --shapes/--patches N [--seed S]
     import sys
-    for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--tiny", tiny_sweep, 1),
+    for flag, sweep, default_seed in (("--random", random_sweep, 777), ("--moderate", moderate_sweep, 1),
+                                      ("--tiny", tiny_sweep, 1),
                                       ("--identities", identity_sweep, 78)):
         if flag in sys.argv:
             seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else default_seed

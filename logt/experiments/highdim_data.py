@@ -17,6 +17,8 @@ more families (smooth curves under baseline and scatter nuisance; few samples of
 correlated genes), defined after everything above was settled. :func:`multimodal` (classes made of several
 clusters whose means coincide, in a few coordinates among many noisy ones) and :func:`with_outlier_rows` (a few
 rows with entries blown up by orders of magnitude) come from a probe of the default on unseen kinds of data.
+:func:`sequences` (one-hot letters of DNA-like sequences, classes told apart by a mutated motif and a few biased
+positions) joined the moderately wide sweep (129-512 features).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -25,7 +27,8 @@ from scipy import ndimage
 from logt._rng import check_rng
 
 __all__ = ["shifted_digits", "dense_classification", "mixed_units", "sparse_classification", "identities", "shapes",
-           "photo_patches", "spectra", "expression", "multimodal", "with_outlier_rows", "SHAPE_KINDS",
+           "photo_patches", "spectra", "expression", "multimodal", "with_outlier_rows", "sequences",
+           "SHAPE_KINDS",
            "development_sets", "heldout_sets", "heldout2_sets", "images_sets"]
 
 
@@ -430,6 +433,54 @@ def multimodal(n_samples=1000, n_features=1500, n_classes=3, n_clusters=3, n_inf
     X[:, :n_informative] = centres[y, cluster] + gen.standard_normal((n_samples, n_informative))
     X[:, n_informative:] = gen.standard_normal((n_samples, n_features - n_informative)) * noise
     return np.ascontiguousarray(X[:, order]), y
+
+
+def sequences(n_samples=2000, length=60, n_classes=3, motif_length=8, mutate=0.3, n_biased=6, bias=0.3, rng=0):
+    """One-hot sequences of 4 letters (DNA-like), ``4 * length`` binary features, classes marked by a mutated motif.
+
+    Every position has its own background distribution over the 4 letters (Dirichlet(5, 5, 5, 5)), and class 0
+    is background only. Each other class ``c`` has a motif of ``motif_length`` letters, written into each of its
+    rows at the centre (start ``length // 2 - motif_length // 2``, jittered by -1, 0 or +1), every letter
+    replaced by a uniformly drawn one with probability ``mutate``; and ``n_biased`` positions (anywhere, drawn per
+    class) with a preferred letter that a row takes with probability ``bias`` (over the motif where they
+    overlap). Row ``i``'s letter at position ``p`` is feature ``4 p + letter`` (one 1 per position, like the
+    indicator coding of splice-junction data). Labels cycle through the classes and are shuffled. A
+    :class:`numpy.random.Generator` passed as ``rng`` is advanced (draws: the backgrounds, the labels, the
+    background letters, then per class its motif, biased positions and letters, jitters, mutations, biased
+    letters), so one generator can draw training and test rows of one distribution only by drawing them together.
+
+    Returns
+    -------
+    X : (n_samples, 4 * length) float64
+        0/1 indicators, one per position and letter.
+    y : (n_samples,) int64
+    """
+    if (n_classes < 2 or not 1 <= motif_length <= length - 2 or not 0 <= n_biased <= length
+            or not 0.0 <= mutate <= 1.0 or not 0.0 <= bias <= 1.0):
+        raise ValueError("sequences needs n_classes >= 2, 1 <= motif_length <= length - 2, 0 <= n_biased <= length, "
+                         f"mutate and bias in [0, 1]; got {n_classes}, {motif_length} (length {length}), {n_biased}, "
+                         f"{mutate}, {bias}")
+    gen = check_rng(rng)
+    back = np.cumsum(gen.dirichlet(np.full(4, 5.0), size=length), axis=1)
+    y = np.arange(n_samples, dtype=np.int64) % n_classes
+    gen.shuffle(y)
+    # inverse CDF per position; a draw at the top of the last bin (rounding) is letter 3
+    letters = np.minimum((gen.random((n_samples, length))[:, :, None] > back[None, :, :]).sum(axis=2), 3)
+    first = length // 2 - motif_length // 2
+    for c in range(1, n_classes):
+        rows = np.flatnonzero(y == c)
+        motif = gen.integers(4, size=motif_length)
+        biased, preferred = gen.choice(length, size=n_biased, replace=False), gen.integers(4, size=n_biased)
+        start = first + gen.integers(-1, 2, size=rows.size)
+        written = np.where(gen.random((rows.size, motif_length)) < mutate,
+                           gen.integers(4, size=(rows.size, motif_length)), motif[None, :])
+        letters[rows[:, None], start[:, None] + np.arange(motif_length)[None, :]] = written
+        take = gen.random((rows.size, n_biased)) < bias
+        r, j = np.nonzero(take)
+        letters[rows[r], biased[j]] = preferred[j]
+    X = np.zeros((n_samples, 4 * length))
+    X[np.arange(n_samples)[:, None], 4 * np.arange(length)[None, :] + letters] = 1.0
+    return X, y
 
 
 def with_outlier_rows(X, frac=0.02, scale=1e4, entries=0.1, rng=0):
