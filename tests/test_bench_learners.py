@@ -261,6 +261,33 @@ def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
         assert r["default"] == (r["learned"] if r["choice"] == "learned" else r["euclid"])
 
 
+def test_multicluster_problem_draws_classes_of_several_clusters_and_the_sweep_passes_its_loss():
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from logt import MetricLearner
+    from logt.bench import learners_lowdim as LL
+    g = np.random.default_rng(21)
+    for i in range(8):
+        kind, Xtr, ytr, Xte, yte = LL.multicluster_problem(i, g)
+        C, clusters = (int(v) for v in kind.split("C=")[1].split("x"))
+        assert kind.startswith("multicluster") and 4 <= C <= 20 and 1 <= clusters <= 3
+        assert 5 <= Xtr.shape[1] < 60 and Xte.shape == (LL.MULTICLUSTER_TEST_ROWS, Xtr.shape[1])
+        assert max(10 * C, 100) <= Xtr.shape[0] <= 4000 and np.unique(ytr).size == C
+        if "_scaled" in kind:                                # per-feature scales over two decades
+            assert Xtr.std(axis=0).max() / Xtr.std(axis=0).min() > 3
+    a = _drawn_twice(LL.multicluster_problem, 0, 21)
+    lines = []
+    rows = LL.lowdim_sweep(1, seed=22, log=lines.append, problem=LL.multicluster_problem, loss="softmax")
+    assert len(rows) == 1 and rows[0]["problem"].startswith("multicluster") and a[0].startswith("multicluster")
+    _, Xtr, ytr, Xte, yte = LL.multicluster_problem(0, np.random.default_rng(22))
+    est = MetricLearner(rng=0, loss="softmax").fit(Xtr, ytr)
+    assert est.loss_ == "softmax" and rows[0]["choice"] == est.metric_choice_
+    direct = KNeighborsClassifier(1).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert rows[0]["default"][0] == pytest.approx(direct)
+
+
 def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
     pytest.importorskip("sklearn")
     import numpy as np

@@ -6,7 +6,9 @@ features and 1 to 60 rows per feature (:func:`lowdim_problem`), each fitted twic
 ``MetricLearner(check=False)`` (the learned metric as is); 1-NN and 5-NN accuracy on up to 1,500 test rows of
 the same distribution, and the raw features' Euclidean k-NN. See docs/guide/metric-learning.md, "The check on
 few features". ``--large``: :func:`largen_problem` instead (2,700-20,000 training rows, 8-127 features, 2-12
-classes), where the check holds rows out instead of cross-fitting.
+classes), where the check holds rows out instead of cross-fitting. ``--multicluster``: :func:`multicluster_problem`
+instead (4-20 classes of 1-3 clusters each at 5-60 features). ``--loss L``: both fits with ``loss=L`` (e.g.
+``softmax``, the neighbour softmax the default uses on wide input).
 """
 import warnings
 
@@ -15,12 +17,13 @@ import numpy as np
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
-           "largen_problem", "lowdim_sweep"]
+           "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "lowdim_sweep"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
 LARGEN_KINDS = ("dense_scaled", "dense_std", "blobs", "noise", "onehot", "dense_many")
 LARGEN_TEST_ROWS = 2000
+MULTICLUSTER_TEST_ROWS = 1500
 
 
 def _onehot(m, d, rng):
@@ -123,11 +126,36 @@ def largen_problem(i, rng):
     return kind, X[:n], y[:n], X[n:], y[n:]
 
 
-def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem):
+def multicluster_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``: many classes, each of one to three clusters, at few features (what the
+    other kinds lack and real sets such as vowels or letters have): ``make_classification`` with 4-20 classes of
+    1-3 clusters (fewer where ``2**k`` cannot hold them), ``k`` = 3-16 informative of ``d`` log-uniform in 5-60
+    features, class separation 0.8-2.5, 1% flipped labels; on half of the problems per-feature scales 0.1-10
+    ("scaled"). ``n`` log-uniform from ``max(10 C, 100)`` to 4,000 training rows, ``MULTICLUSTER_TEST_ROWS`` test
+    rows of the same distribution. ``i`` is unused (the signature of :func:`lowdim_problem`)."""
+    from sklearn.datasets import make_classification
+    d = int(np.exp(rng.uniform(np.log(5), np.log(60))))
+    k = min(d, int(rng.integers(3, 17)))
+    C, clusters = int(rng.integers(4, 21)), int(rng.integers(1, 4))
+    while clusters > 1 and C * clusters > 2 ** k:
+        clusters -= 1
+    C = min(C, 2 ** k)
+    n = int(np.exp(rng.uniform(np.log(max(10 * C, 100)), np.log(4000))))
+    X, y = make_classification(n + MULTICLUSTER_TEST_ROWS, d, n_informative=k, n_redundant=0, n_classes=C,
+                               n_clusters_per_class=clusters, class_sep=float(rng.uniform(0.8, 2.5)), flip_y=0.01,
+                               random_state=int(rng.integers(2**31)))
+    scaled = bool(rng.random() < 0.5)
+    if scaled:
+        X = X * np.exp(rng.uniform(np.log(0.1), np.log(10), d))
+    kind = f"multicluster{'_scaled' if scaled else ''} C={C}x{clusters}"
+    return kind, X[:n], y[:n], X[n:], y[n:]
+
+
+def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None):
     """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
-    ``problem`` (:func:`lowdim_problem` or :func:`largen_problem`) ``0..n_problems-1`` (skipped: no class with
-    two rows, fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take
-    ``rng=i``."""
+    ``problem`` (:func:`lowdim_problem`, :func:`largen_problem` or :func:`multicluster_problem`)
+    ``0..n_problems-1`` (skipped: no class with two rows, fewer than 30 test rows, or wide enough for the subspace
+    path); 1-NN / 5-NN pairs. The fits take ``rng=i`` and ``loss`` (None: the default's)."""
     from logt import MetricLearner
     from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
@@ -138,11 +166,11 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem):
             continue
         with single_threaded_blas(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plain = MetricLearner(rng=i, check=False)
+            plain = MetricLearner(rng=i, check=False, loss=loss)
             t0 = _timed_fit(plain, Xtr, ytr)
             if plain.subspace_ is not None:
                 continue
-            est = MetricLearner(rng=i)
+            est = MetricLearner(rng=i, loss=loss)
             t1 = _timed_fit(est, Xtr, ytr)
         active = int(plain.active_features_.sum())
         how = est.check_accuracy_["how"] if est.check_accuracy_ else "zero metric"
@@ -150,7 +178,7 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem):
                  how=how, euclid=_knn(Xtr, ytr, Xte, yte), seconds_learned=t0, seconds=t1,
                  learned=_knn(plain.transform(Xtr), ytr, plain.transform(Xte), yte),
                  default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
-        log(f"{i:3d} {r['problem']:26s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} learned "
+        log(f"{i:3d} {r['problem']:34s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} learned "
             f"{r['learned'][0]:.3f}/{r['learned'][1]:.3f} default {r['default'][0]:.3f}/{r['default'][1]:.3f} "
             f"({r['choice']}, {how}; {t0:.2f} s / {t1:.2f} s)")
         rows.append(r)
@@ -161,9 +189,12 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem):
     return rows
 
 
-if __name__ == "__main__":   # python -m logt.bench.learners_lowdim --random N [--seed S] [--large]
+if __name__ == "__main__":
+    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster] [--loss L]
     import sys
     argv = sys.argv
     lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
                  seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
-                 problem=largen_problem if "--large" in argv else lowdim_problem)
+                 problem=(largen_problem if "--large" in argv else
+                          multicluster_problem if "--multicluster" in argv else lowdim_problem),
+                 loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None)
