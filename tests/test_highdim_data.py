@@ -264,11 +264,17 @@ def test_sequences_are_one_hot_letters_whose_classes_carry_their_motif():
     assert np.array_equal(plain[:, :10], half[:, :10]) and np.array_equal(plain[:, 20:], half[:, 20:])
     # at mutate=1 the letter at the centre (inside the motif at any jitter) is uniform over the 4
     assert np.abs(np.bincount(class1(1.0)[:, 15], minlength=4) / plain.shape[0] - 0.25).max() < 0.04
-    # biased positions: with bias 1 every row of a class holds its preferred letter there (outside the motif)
-    X, y = H.sequences(600, length=50, n_classes=2, motif_length=4, mutate=1.0, n_biased=5, bias=1.0, rng=2)
-    s = X.reshape(600, 50, 4).argmax(axis=2)
-    constant = np.flatnonzero([np.unique(s[y == 1][:, p]).size == 1 for p in range(50)])
-    assert 3 <= constant.size <= 5                   # 5 biased positions, some may fall under the jittered motif
+    # biased positions: with bias 1 every row of a class holds its preferred letter there, written over the motif
+    # too; with the motif's letters all drawn afresh, those are the class's only constant positions
+    X, y = H.sequences(600, length=12, n_classes=2, motif_length=8, mutate=1.0, n_biased=5, bias=1.0, rng=2)
+    s = X.reshape(600, 12, 4).argmax(axis=2)
+    assert sum(np.unique(s[y == 1][:, p]).size == 1 for p in range(12)) == 5
+    assert sum(np.unique(s[y == 0][:, p]).size == 1 for p in range(12)) == 0
+    # the longest motif fits at either jitter: every row still one letter a position
+    for motif_length in (1, 7, 8):
+        X, _ = H.sequences(60, length=motif_length + 2, n_classes=3, motif_length=motif_length, mutate=0.0,
+                           n_biased=2, bias=0.5, rng=1)
+        assert np.all(X.reshape(60, motif_length + 2, 4).sum(axis=2) == 1)
     # seeded; a Generator is advanced; arguments checked
     a = H.sequences(50, 20, rng=3)
     assert all(np.array_equal(u, v) for u, v in zip(a, H.sequences(50, 20, rng=3)))

@@ -18,7 +18,7 @@ correlated genes), defined after everything above was settled. :func:`multimodal
 clusters whose means coincide, in a few coordinates among many noisy ones) and :func:`with_outlier_rows` (a few
 rows with entries blown up by orders of magnitude) come from a probe of the default on unseen kinds of data.
 :func:`sequences` (one-hot letters of DNA-like sequences, classes told apart by a mutated motif and a few biased
-positions) joined the moderately wide sweep (129-512 features).
+positions) joined the moderately wide sweep (130-512 features).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -443,8 +443,8 @@ def sequences(n_samples=2000, length=60, n_classes=3, motif_length=8, mutate=0.3
     rows at the centre (start ``length // 2 - motif_length // 2``, jittered by -1, 0 or +1), every letter
     replaced by a uniformly drawn one with probability ``mutate``; and ``n_biased`` positions (anywhere, drawn per
     class) with a preferred letter that a row takes with probability ``bias`` (over the motif where they
-    overlap). Row ``i``'s letter at position ``p`` is feature ``4 p + letter`` (one 1 per position, like the
-    indicator coding of splice-junction data). Labels cycle through the classes and are shuffled. A
+    overlap). Row ``i``'s letter at position ``p`` is feature ``4 p + letter`` (one 1 per position; splice-junction
+    data codes its 4 nucleotides with 3 indicators). Labels cycle through the classes and are shuffled. A
     :class:`numpy.random.Generator` passed as ``rng`` is advanced (draws: the backgrounds, the labels, the
     background letters, then per class its motif, biased positions and letters, jitters, mutations, biased
     letters), so one generator can draw training and test rows of one distribution only by drawing them together.
