@@ -191,15 +191,15 @@ def random_problem(rng):
     return f"bow n={n} d={d}", X, y
 
 
-def random_sweep(n_problems=24, seed=777, log=print):
-    """``MetricLearner()`` against Euclidean k-NN on :func:`random_problem` ``0..n_problems-1`` (one 70/30
-    split each, seed 0): rows ``dict(problem, euclid (1-NN, 5-NN), default (1-NN, 5-NN), choice,
-    seconds)``; ``python -m logt.bench.learners_highdim --random N``."""
+def random_sweep(n_problems=24, seed=777, log=print, problem=random_problem):
+    """``MetricLearner()`` against Euclidean k-NN on ``problem`` (:func:`random_problem`, or
+    :func:`moderate_problem`) ``0..n_problems-1`` (one 70/30 split each, seed 0): rows ``dict(problem, euclid
+    (1-NN, 5-NN), default (1-NN, 5-NN), choice, seconds)``; ``python -m logt.bench.learners_highdim --random N``."""
     from sklearn.model_selection import train_test_split
     g = np.random.default_rng(seed)
     rows = []
     for i in range(n_problems):
-        desc, X, y = random_problem(g)
+        desc, X, y = problem(g)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
         rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
     log(sweep_summary(rows))
@@ -245,17 +245,8 @@ def moderate_problem(rng):
 
 
 def moderate_sweep(n_problems=40, seed=1, log=print):
-    """:func:`random_sweep` on :func:`moderate_problem` ``0..n_problems-1`` (one 70/30 split each, seed 0);
-    ``python -m logt.bench.learners_highdim --moderate N``."""
-    from sklearn.model_selection import train_test_split
-    g = np.random.default_rng(seed)
-    rows = []
-    for i in range(n_problems):
-        desc, X, y = moderate_problem(g)
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-        rows.append(_default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log))
-    log(sweep_summary(rows))
-    return rows
+    """:func:`random_sweep` on :func:`moderate_problem`; ``python -m logt.bench.learners_highdim --moderate N``."""
+    return random_sweep(n_problems, seed=seed, log=log, problem=moderate_problem)
 
 
 def _default_against_euclidean(i, desc, Xtr, ytr, Xte, yte, log, weights=None):
