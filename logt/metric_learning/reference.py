@@ -18,11 +18,17 @@ with accelerated projected gradient (FISTA, backtracking, restart) to a
 tolerance on the gradient mapping: the reference optimum the stochastic
 solvers are measured against. Memory ``O(n^2)``: meant for ``n`` up to a few
 thousand.
+
+The neighbour softmax (the default loss on dense input) is a finite sum over its oracle's candidate lists:
+:func:`softmax_objective` evaluates it exactly and :func:`solve_softmax` minimizes it with the same FISTA.
 """
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["pair_distribution", "objective", "solve"]
+__all__ = ["pair_distribution", "objective", "solve", "softmax_objective", "solve_softmax"]
+
+
+MAX_STALLS = 50
 
 
 def _dense(X):
@@ -132,30 +138,45 @@ def solve(X, P, Y, lam, threshold=1.0, learn_threshold=True, tol=1e-9, max_iter=
     X = _dense(X)
     d = X.shape[1]
     W = np.zeros((d, d)) if W0 is None else np.array(W0, dtype=float)
-    b = float(threshold)
-    F0, g0, gb0 = objective(X, P, Y, W, b, lam, learn_threshold, grad=True, threshold_scale=threshold_scale)
+
+    def value(W, b, grad=False):
+        out = objective(X, P, Y, W, b, lam, learn_threshold, grad=grad, threshold_scale=threshold_scale)
+        return (out[0], out[1], out[2] if learn_threshold else 0.0) if grad else out
+
+    return _fista(value, lambda W, b: _proj(W, b, learn_threshold), W, float(threshold), tol, max_iter)
+
+
+def _fista(value, proj, W, b, tol, max_iter):
+    """FISTA with backtracking and restart on ``value(W, b, grad)`` (``F`` or ``(F, grad_W, grad_b)``) over
+    ``proj``'s set; the stopping rule of :func:`solve`, or ``MAX_STALLS`` restarts in a row (``F``'s rounding
+    is then above what a step could gain: ``converged`` False unless the gradient mapping is within ``tol``).
+    Returns ``(W, b, F, info)``."""
+    F0, g0, gb0 = value(W, b, grad=True)
     scale = max(1.0, np.sqrt(np.sum(g0 * g0) + gb0 * gb0))
     L = 1.0
     Wy, by, t = W.copy(), b, 1.0
-    Fx = F0
+    Fx, stalls = F0, 0
     info = {"converged": False}
     for it in range(1, max_iter + 1):
-        Fy, gW, gb = objective(X, P, Y, Wy, by, lam, learn_threshold, grad=True, threshold_scale=threshold_scale)
-        if not learn_threshold:
-            gb = 0.0
+        Fy, gW, gb = value(Wy, by, grad=True)
         while True:
-            Wn, bn = _proj(Wy - gW / L, by - gb / L, learn_threshold)
+            Wn, bn = proj(Wy - gW / L, by - gb / L)
             dW, db = Wn - Wy, bn - by
-            Fn = objective(X, P, Y, Wn, bn, lam, learn_threshold, threshold_scale=threshold_scale)
+            Fn = value(Wn, bn)
             if Fn <= Fy + np.sum(gW * dW) + gb * db + 0.5 * L * (np.sum(dW * dW) + db * db) + 1e-15 * abs(Fy):
                 break
             L *= 2.0
         gm = L * np.sqrt(np.sum(dW * dW) + db * db)
         if Fn > Fx:                       # restart the momentum when the objective goes up
+            stalls += 1
+            if gm <= tol * scale or stalls > MAX_STALLS:   # at the optimum, or F's rounding hides every descent
+                info = {"iterations": it, "grad_mapping": gm, "converged": bool(gm <= tol * scale)}
+                break
             t = 1.0
             Wy, by = W, b
             L = max(L / 2.0, 1e-12)
             continue
+        stalls = 0
         t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
         Wy = Wn + ((t - 1.0) / t_next) * (Wn - W)
         by = bn + ((t - 1.0) / t_next) * (bn - b)
@@ -165,3 +186,51 @@ def solve(X, P, Y, lam, threshold=1.0, learn_threshold=True, tol=1e-9, max_iter=
         if info["converged"]:
             break
     return W, b, Fx, info
+
+
+def softmax_objective(X, anchors, ptr, cand, n_targets, unit, W, lam, grad=False):
+    """The neighbour softmax's ``F(W)`` over its candidate lists (:class:`logt.oracles.SoftmaxMetricLearning`'s
+    ``anchors``, ``ptr``, ``candidates``, ``n_targets_per_anchor`` and ``unit`` ``s``), every anchor weighed
+    equally::
+
+        F(W) = mean_i [ (1/t_i) sum_{j in T_i} q_ij / s + log sum_{c in C_i} exp(-q_ic / s) ] + (lam/2) ||W||_F^2
+
+    (and with ``grad=True``, ``(F, grad_W)``: ``U^T diag(w) U / (s m) + lam W`` with ``U`` the (M, d) candidate
+    differences, ``w = [target] / t_i - p_ic``, ``m`` anchors). Dense NumPy, memory ``O(M d)``."""
+    X = _dense(X)
+    counts = np.diff(ptr)
+    start = np.asarray(ptr[:-1])
+    U = X[np.repeat(anchors, counts)] - X[cand]
+    q = np.einsum("md,md->m", U @ W, U) / unit
+    target = np.arange(len(cand)) - np.repeat(start, counts) < np.repeat(n_targets, counts)
+    top = np.maximum.reduceat(-q, start)                          # per-anchor max of -q, for a stable log-sum-exp
+    e = np.exp(-q - np.repeat(top, counts))
+    lse = top + np.log(np.add.reduceat(e, start))
+    per_anchor = np.add.reduceat(np.where(target, q, 0.0), start) / n_targets + lse
+    m = len(anchors)
+    F = float(per_anchor.mean()) + 0.5 * lam * float(np.sum(W * W))
+    if not grad:
+        return F
+    p = e / np.repeat(np.exp(lse - top), counts)
+    w = np.where(target, 1.0 / np.repeat(n_targets, counts), 0.0) - p
+    gW = (U.T * w) @ U / (unit * m) + lam * W
+    return F, 0.5 * (gW + gW.T)
+
+
+def solve_softmax(oracle, tol=1e-7, max_iter=20_000):
+    """Minimize the neighbour softmax of ``oracle`` (a :class:`logt.oracles.SoftmaxMetricLearning`: its points,
+    lists, unit and ``lam``) over PSD ``W`` by the FISTA of :func:`solve`, exactly (every anchor). Returns
+    ``(W, F, info)``. At a gradient mapping ``g`` the excess is at most ``g^2 / (2 lam)`` (strong convexity); a
+    tolerance much below the default meets ``F``'s rounding first (``converged`` False, ``F`` still exact)."""
+    args = (oracle.X, oracle.anchors, oracle.ptr, oracle.candidates, oracle.n_targets_per_anchor, oracle.unit)
+    lam = oracle.lam
+
+    def value(W, b, grad=False):
+        if not grad:
+            return softmax_objective(*args, W, lam)
+        F, gW = softmax_objective(*args, W, lam, grad=True)
+        return F, gW, 0.0
+
+    d = oracle.X.shape[1]
+    W, _, F, info = _fista(value, lambda W, b: _proj(W, b, False), np.zeros((d, d)), 0.0, tol, max_iter)
+    return W, F, info
