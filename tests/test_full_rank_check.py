@@ -151,17 +151,17 @@ def test_near_chance_is_warned_on_few_features_and_signal_is_not():
         MetricLearner(rng=0, **FAST).fit(X, y)
 
 def test_a_zero_metric_keeps_euclidean_with_a_warning_that_says_so():
-    """A checkerboard: no Mahalanobis metric brings class-mates closer (the learned W is 0; its full-batch
+    """A checkerboard: no Mahalanobis metric brings class-mates closer (the pair loss's W is 0; its full-batch
     optimum is checked in tests/test_zero_metric.py): plain distances, warned."""
     X = np.array([(i, j) for i in range(8) for j in range(8)], dtype=float)
     y = (X.sum(1) % 2).astype(int)
     with pytest.warns(DegenerateMetricWarning, match="keeps plain Euclidean distances") as w:
-        ml = MetricLearner(rng=0, **FAST).fit(X, y)
-    assert w[0].filename == __file__
+        ml = MetricLearner(rng=0, loss="pairs", **FAST).fit(X, y)
+    assert w[0].filename == __file__ and "try loss='softmax'" in str(w[0].message)
     assert ml.metric_choice_ == "euclidean" and ml.check_accuracy_ is None
     assert np.array_equal(ml.components_, np.eye(2))
     with pytest.warns(DegenerateMetricWarning, match="maps every point to 0"):
-        off = MetricLearner(rng=0, check=False, **FAST).fit(X, y)
+        off = MetricLearner(rng=0, check=False, loss="pairs", **FAST).fit(X, y)
     assert not off.components_.any() and off.metric_choice_ == "learned"
 
 

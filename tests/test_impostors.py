@@ -204,7 +204,7 @@ def test_restriction_turns_the_metric_to_the_hard_classes_axis(seed):
     X, y = _far_class(n=60, seed=seed)
 
     def weights(r):
-        m = MetricLearner(rng=seed, impostor_radius=r, check=False).fit(X, y)
+        m = MetricLearner(rng=seed, impostor_radius=r, check=False, loss="pairs").fit(X, y)
         W = m.get_mahalanobis_matrix() * np.outer(m.scale_, m.scale_)      # in the scaled features
         return W[0, 0], W[3, 3]
 

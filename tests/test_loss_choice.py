@@ -124,12 +124,18 @@ def test_loss_parameters_are_checked():
     with pytest.raises(ValueError, match="loss='softmax' needs a class with at least 2"):
         MetricLearner(loss="softmax").fit(X[:3], y[:3] * 0 + np.arange(3))
     assert MetricLearner.paper().loss == "pairs" and MetricLearner().loss is None
-    # the default on few features is the pair loss (an int n_components there too: the full-rank metric's top
-    # rows), on a subspace the softmax
-    assert MetricLearner(rng=0, T=5000).fit(X, y).loss_ == "pairs"
-    assert MetricLearner(rng=0, T=5000, n_components=2).fit(X, y).loss_ == "pairs"
+    # the default on dense input is the softmax (few features, an int n_components there too, and a subspace);
+    # on sparse few features, or with a parameter of the pair loss set, the pair loss
+    assert MetricLearner(rng=0, T=5000).fit(X, y).loss_ == "softmax"
+    assert MetricLearner(rng=0, T=5000, n_components=2).fit(X, y).loss_ == "softmax"
     wide = np.c_[X, np.random.default_rng(1).standard_normal((X.shape[0], X.shape[0]))]     # d > n
     assert MetricLearner(rng=0, T=5000, n_components=2).fit(wide, y).loss_ == "softmax"
+    assert MetricLearner(rng=0, T=5000).fit(sp.csr_matrix(np.abs(X)), y).loss_ == "pairs"
+    for kw in ({"sampling": "uniform"}, {"sampling": "balanced"}, {"threshold": 1.0}, {"threshold_scale": 1.0}):
+        assert MetricLearner(rng=0, T=5000, **kw).fit(X, y).loss_ == "pairs"
+        assert MetricLearner(rng=0, T=5000, loss="softmax", **kw).fit(X, y).loss_ == "softmax"   # asked for
+    # a pair parameter at its default value does not ask for the pair loss
+    assert MetricLearner(rng=0, T=5000, sampling="neighbors", threshold="learn").fit(X, y).loss_ == "softmax"
 
 
 def test_sparse_input_with_auto_fits_the_pair_loss():

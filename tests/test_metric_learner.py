@@ -16,7 +16,9 @@ from _child import run_python
 
 # check=False: these tests pin the learned metric itself (the default's check against plain Euclidean
 # distances, which can replace it, is tested in tests/test_full_rank_check.py)
-FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1, check=False)
+# the pair loss's model (the default on sparse input); the softmax, the default on dense input:
+# tests/test_metric_learner_softmax.py
+FAST = dict(T=20_000, n_eval_pairs=2000, n_threads=1, check=False, loss="pairs")
 
 
 def _raw(n=240, d=6, seed=0, classes=3):
@@ -416,8 +418,10 @@ def test_auto_budget_from_lam():
         [100_000, 100_000, 100_000, 200_000, 2_000_000, 100_000_000]
     X, y = _raw(n=60, d=4)
     assert MetricLearner().T == "auto"
-    m = MetricLearner(lam=1e-3, rng=0).fit(X, y)
+    m = MetricLearner(lam=1e-3, rng=0, loss="pairs").fit(X, y)
     assert m.n_calls_ <= 200_000 and m.n_calls_ >= 0.9 * 200_000
+    m = MetricLearner(lam=1e-3, rng=0).fit(X, y)       # the softmax (dense input): a fifth as many anchors
+    assert m.loss_ == "softmax" and 0.9 * 40_000 <= m.n_calls_ <= 40_000
     m = MetricLearner(T=30_000, rng=0).fit(X, y)
     assert m.n_calls_ <= 30_000
     with pytest.raises(TypeError, match="'auto'"):

@@ -97,7 +97,7 @@ def test_zero_metric_gives_k_rows_of_zeros_and_warns():
     g = np.random.default_rng(0)
     X, y = g.standard_normal((60, 5)), np.arange(60) // 2        # 30 classes of 2, labels unrelated to X
     with pytest.warns(DegenerateMetricWarning, match="transform\\(\\) maps every point to 0"):
-        ml = MetricLearner(n_components=3, rng=0).fit(X, y)
+        ml = MetricLearner(n_components=3, rng=0, loss="pairs").fit(X, y)
     assert ml.components_.shape == (3, 5) and not np.any(ml.components_)
 
 

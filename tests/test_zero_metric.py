@@ -66,7 +66,7 @@ def test_triplet_loss_zero_optimum_is_reported(data):
 @pytest.mark.parametrize("data", [_lattice, _checkerboard])
 def test_pair_loss_zero_optimum_is_reported(data):
     X, y = data()
-    est, w = _fit(MetricLearner(rng=0, check=False, **FAST), X, y)
+    est, w = _fit(MetricLearner(rng=0, check=False, loss="pairs", **FAST), X, y)
     # reference: the full-batch optimum of the same objective (the oracle's neighbour pairs) is W = 0
     A = _scaled(est, X)
     s = est.threshold_scale_

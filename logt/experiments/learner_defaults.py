@@ -9,7 +9,8 @@ minus Euclidean k-NN's for a grid of settings (sampling, threshold, lam, T).
 The evaluation targets (wine, breast cancer, digits, mushrooms, adult) are never
 used here. The chosen defaults and the numbers are in docs/guide/metric-learning.md and docs/evidence/learner-defaults.md.
 
-``--sweep NAME`` runs one sweep around the defaults (budget, lam-k, threshold-scale, impostor-radius, whiten), with
+``--sweep NAME`` runs one sweep around the defaults (the pair loss's budget, lam-k, threshold-scale, impostor-radius;
+whiten; the softmax's softmax-budget, softmax-lam-k), with
 ``--family`` on the 60 random generated problems of ``--loss-family`` instead of the development sets;
 ``--outliers`` measures the internal scaling's outlier rule on generated data;
 ``--generated`` checks the defaults against Euclidean and NCA on seeded problems
@@ -66,13 +67,14 @@ def grid(quick=False):
     out = []
     for lam, T in itertools.product(lams, Ts):
         out.append(("neighbors k=10, learned b", dict(sampling="neighbors", n_neighbors=10, threshold="learn",
-                                                     lam=lam, T=T)))
+                                                     lam=lam, T=T, loss="pairs")))
         if not quick:
             out.append(("neighbors k=5, learned b", dict(sampling="neighbors", n_neighbors=5, threshold="learn",
-                                                        lam=lam, T=T)))
-            out.append(("balanced, learned b", dict(sampling="balanced", threshold="learn", lam=lam, T=T)))
+                                                        lam=lam, T=T, loss="pairs")))
+            out.append(("balanced, learned b", dict(sampling="balanced", threshold="learn", lam=lam, T=T,
+                                                    loss="pairs")))
             out.append(("uniform, b=1 (paper)", dict(sampling="uniform", threshold=1.0, lam=lam, T=T,
-                                                     scaling="max_norm")))
+                                                     scaling="max_norm", loss="pairs")))
     return out
 
 
@@ -128,18 +130,27 @@ def sweep(settings, splits=3, quick=False, log=print, family=False):
 
 
 SWEEPS = {
+    # the pair loss (the default on dense input until the softmax; still the default on sparse input):
     # the budget T at the default lam (T="auto" gives 1e5 there)
-    "budget": [(f"T={T:.0e}", {"T": T}) for T in (50_000, 100_000, 200_000, 500_000, 1_000_000)],
+    "budget": [(f"T={T:.0e}", {"T": T, "loss": "pairs"}) for T in (50_000, 100_000, 200_000, 500_000, 1_000_000)],
     # lam x n_neighbors with T="auto"
-    "lam-k": [(f"lam={lam:g}, k={k}", {"lam": lam, "n_neighbors": k})
+    "lam-k": [(f"lam={lam:g}, k={k}", {"lam": lam, "n_neighbors": k, "loss": "pairs"})
               for lam in (0.3, 0.1, 0.03, 0.01) for k in (5, 10, 20)],
     # impostor_radius: which other-class neighbours give dissimilar pairs (None: all n_neighbors)
-    "impostor-radius": [(f"impostor_radius={r}", {"impostor_radius": r}) for r in (None, 1.0, 1.5, 2.0, 3.0)],
+    "impostor-radius": [(f"impostor_radius={r}", {"impostor_radius": r, "loss": "pairs"})
+                        for r in (None, 1.0, 1.5, 2.0, 3.0)],
+    # the neighbour softmax (the default on dense input): its budget in anchors (T="auto" gives 2e4 at lam 0.1,
+    # each anchor ~3 + 2 n_neighbors pair gradients), and lam x targets (triplet_neighbors) x impostors
+    # (2 n_neighbors)
+    "softmax-budget": [(f"T={T:.0e}", {"T": T, "loss": "softmax"}) for T in (5_000, 10_000, 20_000, 50_000, 100_000)],
+    "softmax-lam-k": [(f"lam={lam:g}, targets={t}, impostors={2 * k}",
+                       {"lam": lam, "triplet_neighbors": t, "n_neighbors": k, "loss": "softmax"})
+                      for lam in (0.3, 0.1, 0.03) for t in (1, 3, 5) for k in (5, 10)],
     # target-pair whitening (the default) against the scaled space (the previous model), both losses
     "whiten": [(f"loss={loss}, whiten={w!r}", {"loss": loss, "whiten": w})
                for loss in ("pairs", "triplets") for w in (None, "targets")],
     # the learned threshold's unit: "auto" (RMS squared pair distance) against 1 (the previous model)
-    "threshold-scale": [(f"lam={lam:g}, threshold_scale={s}", {"lam": lam, "threshold_scale": s})
+    "threshold-scale": [(f"lam={lam:g}, threshold_scale={s}", {"lam": lam, "threshold_scale": s, "loss": "pairs"})
                         for lam in (0.1, 0.01, 0.001) for s in ("auto", 1.0)],
 }
 
@@ -164,8 +175,8 @@ def outlier_rows(seeds=(100, 101, 102), factors=(5, 10, 30, 100, 1e4), log=print
                 Xo[0] *= f
                 for k, factor in ((0, np.inf), (1, scaling.OUTLIER_FACTOR)):
                     old, scaling.OUTLIER_FACTOR = scaling.OUTLIER_FACTOR, factor
-                    try:
-                        est = MetricLearner(rng=0, check=False).fit(Xo, ytr)
+                    try:        # the pair loss: the model this rule was measured with
+                        est = MetricLearner(rng=0, check=False, loss="pairs").fit(Xo, ytr)
                     finally:
                         scaling.OUTLIER_FACTOR = old
                     row[k].append(knn_accuracy(est.transform(Xtr), ytr, est.transform(Xte), yte, ks=(1,))[0])

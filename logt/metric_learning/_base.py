@@ -353,7 +353,7 @@ def _check_real(v, name, lo=0.0, strict=True):
 
 # T="auto": the budget from lam. Algorithm 1's excess risk scales as 1 / (lam T), so T = AUTO_T_SCALE / lam
 # holds the bound fixed as lam shrinks; AUTO_T_SCALE = 200 is where the problem bank's metric problem
-# ends within 1e-3 of its optimum at lam = 1e-3 (python -m logt.bench._learner_gap), and AUTO_T_MIN
+# ends within 1e-3 of its optimum at lam = 1e-3 (python -m logt.bench._learner_gap --loss pairs), and AUTO_T_MIN
 # is where k-NN accuracy stops changing on the development data sets (flat from T = 5e4 to 1e6 at
 # lam = 0.1; docs/guide/metric-learning.md).
 AUTO_T_MIN = 100_000
@@ -368,6 +368,16 @@ def auto_budget(lam):
     """``T`` of ``T="auto"``: ``min(AUTO_T_MAX, max(AUTO_T_MIN, ceil(AUTO_T_SCALE / lam)))`` pair gradients
     (1e5 for lam >= 2e-3, 2e5 at lam = 1e-3, 2e6 at 1e-4)."""
     return int(min(AUTO_T_MAX, max(AUTO_T_MIN, math.ceil(AUTO_T_SCALE / float(lam)))))
+
+
+def _other_loss_hint(loss):
+    """The zero-metric warning's last words: the other loss to try (``loss`` the one fitted; None: pairs given
+    by the user, PairsMetricLearner)."""
+    if loss in ("triplets", "softmax"):
+        return "; try loss='pairs'."
+    if loss == "pairs":
+        return "; on dense input try loss='softmax' (it weighs each point's nearest neighbours, not every pair)."
+    return "."
 
 
 class MahalanobisLearner(BaseEstimator):
@@ -524,7 +534,7 @@ class MahalanobisLearner(BaseEstimator):
         return (f"{type(self).__name__}: the learned metric is zero (W = 0 is the optimum of this objective at "
                 f"lam={self.lam!r}: no direction brings similar points closer than dissimilar ones on average). "
                 f"{what}. The labels may not depend on the features through a Mahalanobis distance"
-                + ("; try loss='pairs'." if getattr(self, "loss_", "pairs") in ("triplets", "softmax") else "."))
+                + _other_loss_hint(getattr(self, "loss_", None)))
 
     def _set_metric(self, s, U, b):
         """components_ in the original space from ``W = U diag(s) U^T`` (ascending eigenvalues ``s``) on the

@@ -26,6 +26,8 @@ __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                 scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss=None, triplet_neighbors=3,
                 whiten="targets")
+# The parameters only the pair loss reads: one set away from its default makes loss=None the pair loss.
+PAIR_ONLY = ("sampling", "threshold", "threshold_scale")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball (its
 # learned metric as is: no check against plain distances).
 PAPER = dict(sampling="uniform", threshold=1.0, lam=0.1, scaling="max_norm", loss="pairs", whiten=None, check=False)
@@ -40,30 +42,37 @@ def _nothing_to_beat(hits, further_z=None):
 class MetricLearner(TransformerMixin, MahalanobisLearner):
     """Learn a Mahalanobis distance from labelled points, with O(log T) projections.
 
-    Minimizes, over PSD ``W`` (and a threshold ``b >= 0``)::
+    On dense input (and on a subspace's coordinates) minimizes, over PSD ``W``, the neighbour softmax of
+    :class:`logt.oracles.SoftmaxMetricLearning` (NCA's soft-neighbour likelihood over each point's fixed
+    candidates, its nearest class-mates and other-class points: convex)::
+
+        F(W) = mean_i [ (1/t_i) sum_{j in T_i} q_ij / s + log sum_{c in C_i} exp(-q_ic / s) ] + (lam/2) ||W||_F^2
+
+    (``q_ic = ||x_i - x_c||_W^2``, ``s`` the mean squared target distance); on sparse input the logistic pair
+    loss over PSD ``W`` and a threshold ``b >= 0``::
 
         F(W, b) = E_{(i,j)} [ log(1 + exp(-y_ij (b - ||x_i - x_j||_W^2))) ] + (lam/2) (||W||_F^2 + (b/s)^2)
 
-    (``s`` = ``threshold_scale``) with :func:`logt.minimize` (Algorithm 1 by default) on the compiled pair
-    oracle :class:`logt.oracles.MetricLearning`. ``y_ij = +1`` for equal labels.
+    (``s`` = ``threshold_scale``, ``y_ij = +1`` for equal labels) on the compiled pair oracle
+    :class:`logt.oracles.MetricLearning`; either with :func:`logt.minimize` (Algorithm 1 by default).
     The data are scaled internally (``scaling``), so raw features of any
     magnitude work; the learned metric refers to the original features.
 
-    With ``loss="triplets"`` the objective is instead the triplet loss of
-    :class:`logt.oracles.TripletMetricLearning` (a smooth LMNN: each anchor's target
-    neighbour closer than its impostors by a margin); ``loss="auto"`` picks one of the two
-    per problem by cross-validation (:mod:`logt.metric_learning.loss_choice`). With
-    ``loss="softmax"`` it is the neighbour softmax of :class:`logt.oracles.SoftmaxMetricLearning`
-    (NCA's soft-neighbour likelihood over each point's fixed candidates: convex), the default
-    when the metric is learned on a subspace.
+    ``loss`` chooses the objective: "pairs" (the pair loss on any input), "softmax" (dense input or a
+    subspace), "triplets" (:class:`logt.oracles.TripletMetricLearning`, a smooth LMNN: each anchor's target
+    neighbour closer than its impostors by a margin) or "auto" (the pair or the triplet loss, chosen per problem
+    by cross-validation, :mod:`logt.metric_learning.loss_choice`).
 
     Parameters
     ----------
     loss
-        None (default), "pairs", "triplets", "softmax" or "auto". None: "softmax" when the metric
-        is learned on a principal subspace (wide input, with or without an int ``n_components``), else
-        "pairs" (few features, an int ``n_components`` too: the model of the low-dimensional benchmarks).
-        "softmax": each
+        None (default), "pairs", "triplets", "softmax" or "auto". None: "softmax" on dense input and
+        whenever the metric is learned on a principal subspace (its coordinates are dense); "pairs" on sparse
+        input on few features, and whenever a parameter marked (pairs) below is set away from its default
+        (``sampling``, ``threshold``, ``threshold_scale``: setting one asks for the pair loss). On many classes,
+        or classes of several clusters, the softmax's metric is far ahead of the pair loss's (on few features
+        the pair loss's metric may even be zero); elsewhere they are level
+        (``docs/guide/metric-learning.md``, "The loss"). "softmax": each
         point's ``triplet_neighbors`` nearest class-mates against them and its ``2 n_neighbors``
         nearest other-class points; dense input (or a subspace); ``T="auto"`` is then
         ``auto_budget(lam) / 5`` anchors (each costs about ``3 + 2 n_neighbors`` pair gradients).
@@ -74,7 +83,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         points), the triplet loss only when better by more than one standard error; else
         "pairs". It costs ~7 fits and is not the default: at n ~ 100 the cross-validation
         rarely detects the better loss. The choice is ``loss_``.
-        The parameters below marked (pairs) are ignored by the triplet and softmax losses.
+        The parameters below marked (pairs) are read by the pair loss only.
     triplet_neighbors
         int in [1, 256], targets and impostors listed per point for the
         triplet loss (default 3); ``impostor_radius`` restricts the impostors as for pairs.
@@ -87,9 +96,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         target neighbours and impostors); "balanced": the same over all
         class-mates resp. all other-class points; "uniform": any pair (the paper's).
     n_neighbors
-        int in [1, 256], neighbours per list for "neighbors" (default 10).
+        int in [1, 256], neighbours per list for "neighbors" (default 10); the softmax loss's candidates include
+        ``i``'s ``2 n_neighbors`` nearest other-class points.
     impostor_radius
-        float > 0 or None, for "neighbors" (default 1.5): of ``i``'s
+        float > 0 or None, for "neighbors" and the triplet loss (default 1.5; not read by the softmax, which
+        weighs its other-class candidates by how close they come): of ``i``'s
         ``n_neighbors`` nearest other-class points only those within ``impostor_radius``
         times the distance of ``i``'s farthest same-class neighbour are kept (LMNN's
         impostors; :func:`logt.oracles.neighbors.restrict_impostors`). A point
@@ -268,9 +279,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         rank-``k`` truncation there (what an int ``n_components`` is on few features).
     b_
         the threshold on the squared distance (learned or the fixed one), in the scaled space;
-        nan for the triplet loss, which has no threshold.
+        nan for the softmax and triplet losses, which have no threshold.
     threshold_scale_
-        the ``s`` used (1.0 for a fixed threshold and for the triplet loss).
+        the ``s`` used (1.0 for a fixed threshold and for the softmax and triplet losses).
     loss_
         "pairs", "triplets" or "softmax", the loss fitted.
     loss_scores_
@@ -389,7 +400,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes in y (pairs of both kinds), "
                                  f"got 1 class: {plain_label(classes[0])!r}")
             if (self.sampling != "uniform" or self.loss not in (None, "pairs")) and np.bincount(codes).max() < 2:
-                what = f"sampling={self.sampling!r}" if self.loss in (None, "pairs") else f"loss={self.loss!r}"
+                what = (f"loss={self.loss!r}" if self.loss not in (None, "pairs") else
+                        "the default (the neighbour softmax, or neighbour pairs)" if self.loss is None
+                        and self.sampling == DEFAULTS["sampling"] else f"sampling={self.sampling!r}")
                 raise ValueError(f"{what} needs a class with at least 2 samples "
                                  "(a similar pair); every label in y is unique")
             gen = check_rng(self.rng)
@@ -404,8 +417,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             # is the same whatever the loss (loss="auto" spawns its folds' generator next)
             check_gen = gen.spawn(1)[0] if self.subspace_ is None and checked else None
             loss, scores = self.loss, None
-            if loss is None:                         # the subspace's coordinates are dense
-                loss = "softmax" if self.subspace_ is not None else "pairs"
+            if loss is None:
+                loss = self._default_loss(Z)
             if loss in ("triplets", "softmax") and sp.issparse(Z):
                 raise TypeError(f"loss={loss!r} needs dense X; densify it (X.toarray()), use loss='pairs', or "
                                 "n_components (the subspace coordinates are dense)")
@@ -477,6 +490,14 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                         self.components_ = _subspace.selection_rows(active_in)
                         self.n_components_ = self.components_.shape[0]
             return self._fitted()
+
+    def _default_loss(self, Z):
+        """What ``loss=None`` fits on ``Z`` (the features or a subspace's coordinates): "pairs" on sparse input
+        (the softmax needs dense rows) and whenever a parameter of the pair loss only (``PAIR_ONLY``) is set away
+        from its default; else "softmax"."""
+        if sp.issparse(Z) or any(getattr(self, name) != DEFAULTS[name] for name in PAIR_ONLY):
+            return "pairs"
+        return "softmax"
 
     def _repair_glitched_rows(self, X, codes):
         """``X`` with its glitched rows repaired (:func:`logt.metric_learning.outliers.glitched_rows`: more than 1%
