@@ -121,8 +121,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     lam
         float > 0, the regularization (default 0.1, as in the paper).
     T
-        int or "auto" (default), budget of pair gradients. "auto": ``max(1e5, 200 / lam)``
-        (capped at 1e8): 1e5 at the default ``lam``; see ``logt.metric_learning.auto_budget``.
+        int or "auto" (default), budget of oracle samples: pair gradients (pair loss), anchors (softmax: each about
+        ``3 + 2 n_neighbors`` candidates) or triplets. "auto": ``max(1e5, 200 / lam)`` (capped at 1e8), a fifth
+        of it in anchors for the softmax: 1e5 pairs or 2e4 anchors at the default ``lam``; see
+        ``logt.metric_learning.auto_budget``.
     scaling
         "auto" (default: per-feature standardization for dense input, one
         common factor for sparse; with an int ``n_components`` on wide input,
