@@ -288,6 +288,28 @@ def test_multicluster_problem_draws_classes_of_several_clusters_and_the_sweep_pa
     assert rows[0]["default"][0] == pytest.approx(direct)
 
 
+def test_noisy_problem_draws_few_classes_among_noise_features_and_the_sweep_passes_params():
+    pytest.importorskip("sklearn")
+    import numpy as np
+
+    from logt.bench import learners_lowdim as LL
+    g = np.random.default_rng(101)
+    for i in range(8):
+        kind, Xtr, ytr, Xte, yte = LL.noisy_problem(i, g)
+        C, k = int(kind.split("C=")[1].split()[0]), int(kind.split("k=")[1])
+        assert kind.startswith("noisy") and 2 <= C <= 7 and 4 <= k <= 9
+        assert 10 <= Xtr.shape[1] < 60 and Xte.shape == (LL.NOISY_TEST_ROWS, Xtr.shape[1])
+        assert 800 <= Xtr.shape[0] <= 6000 and np.unique(ytr).size == C
+        assert Xtr.std(axis=0).max() / Xtr.std(axis=0).min() > 2        # features in unrelated units
+    a = _drawn_twice(LL.noisy_problem, 0, 101)
+    rows = LL.lowdim_sweep(1, seed=102, log=lambda m: None, problem=LL.noisy_problem, triplet_neighbors=2)
+    assert len(rows) == 1 and rows[0]["problem"].startswith("noisy") and a[0].startswith("noisy")
+    from logt import MetricLearner
+    _, Xtr, ytr, Xte, yte = LL.noisy_problem(0, np.random.default_rng(102))
+    est = MetricLearner(rng=0, triplet_neighbors=2).fit(Xtr, ytr)
+    assert est.triplet_neighbors_ == 2 and rows[0]["choice"] == est.metric_choice_
+
+
 def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
     pytest.importorskip("sklearn")
     import numpy as np

@@ -112,8 +112,8 @@ def test_loss_parameters_are_checked():
     X, y = _blobs()
     with pytest.raises(ValueError, match="loss must be None or one of"):
         MetricLearner(loss="hinge").fit(X, y)
-    for k in (0, 257, 2.5, True):
-        with pytest.raises(ValueError, match="triplet_neighbors"):
+    for k in (0, 257, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="triplet_neighbors must be None or an int"):
             MetricLearner(triplet_neighbors=k).fit(X, y)
     with pytest.raises(TypeError, match="dense"):
         MetricLearner(loss="triplets").fit(sp.csr_matrix(X), y)

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from logt.metric_learning import MetricLearner, auto_budget
 from logt.metric_learning.scaling import apply_scaling
+from logt.metric_learning.supervised import FULL_RANK_SOFTMAX_TARGETS, TARGETS
 
 FAST = dict(T=4_000, n_threads=1, check=False)
 
@@ -106,3 +107,26 @@ def test_many_classes_of_several_clusters(seed):
     assert default.loss_ == "softmax" and default.metric_choice_ == "learned"
     assert soft > euclid + 0.15
     assert soft > _knn(1, pairs.transform(Xtr), ytr, pairs.transform(Xte), yte) + 0.3
+
+
+def test_targets_per_point_resolve_by_path_and_loss():
+    """``triplet_neighbors=None``: 5 targets for the softmax on few features, 3 on a subspace and for the triplet
+    loss; an int is used everywhere; the check's fits use the final fit's value (the same metric as
+    ``check=False`` is checked)."""
+    X, y = _raw()
+    assert MetricLearner().triplet_neighbors is None and (FULL_RANK_SOFTMAX_TARGETS, TARGETS) == (5, 3)
+    assert MetricLearner(rng=0, **FAST).fit(X, y).triplet_neighbors_ == 5
+    assert MetricLearner(rng=0, loss="triplets", **FAST).fit(X, y).triplet_neighbors_ == 3
+    assert MetricLearner(rng=0, triplet_neighbors=4, **FAST).fit(X, y).triplet_neighbors_ == 4
+    g = np.random.default_rng(0)
+    yw = np.arange(150) % 3
+    wide = g.standard_normal((150, 300))
+    wide[:, :3] += 2.0 * np.eye(3)[yw]
+    assert MetricLearner(rng=0, T=4_000, n_threads=1).fit(wide, yw).triplet_neighbors_ == 3
+    # the default's final fit is check=False's fit with the same targets: bit for bit
+    a = MetricLearner(rng=2, T=4_000, n_threads=1).fit(X, y)
+    b = MetricLearner(rng=2, **FAST).fit(X, y)
+    assert np.array_equal(a.result_.x, b.result_.x)
+    # and the check's fits use them: the default is triplet_neighbors=5 given, check included, bit for bit
+    c = MetricLearner(rng=2, T=4_000, n_threads=1, triplet_neighbors=5).fit(X, y)
+    assert np.array_equal(c.components_, a.components_) and c.check_accuracy_ == a.check_accuracy_

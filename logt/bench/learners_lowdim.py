@@ -7,8 +7,10 @@ features and 1 to 60 rows per feature (:func:`lowdim_problem`), each fitted twic
 the same distribution, and the raw features' Euclidean k-NN. See docs/guide/metric-learning.md, "The check on
 few features". ``--large``: :func:`largen_problem` instead (2,700-20,000 training rows, 8-127 features, 2-12
 classes), where the check holds rows out instead of cross-fitting. ``--multicluster``: :func:`multicluster_problem`
-instead (4-20 classes of 1-3 clusters each at 5-60 features). ``--loss L``: both fits with ``loss=L`` (e.g.
-``softmax``, the neighbour softmax the default uses on wide input).
+instead (4-20 classes of 1-3 clusters each at 5-60 features). ``--noisy``: :func:`noisy_problem` instead (few
+classes of two clusters among many noise features in unrelated units). ``--loss L``: both fits with ``loss=L``
+(e.g. ``pairs``, the default on dense input before the neighbour softmax); ``--targets K``: both fits with
+``triplet_neighbors=K`` (the softmax's targets per point).
 """
 import warnings
 
@@ -17,13 +19,15 @@ import numpy as np
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
-           "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "lowdim_sweep"]
+           "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "noisy_problem", "NOISY_TEST_ROWS",
+           "lowdim_sweep"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
 LARGEN_KINDS = ("dense_scaled", "dense_std", "blobs", "noise", "onehot", "dense_many")
 LARGEN_TEST_ROWS = 2000
 MULTICLUSTER_TEST_ROWS = 1500
+NOISY_TEST_ROWS = 1500
 
 
 def _onehot(m, d, rng):
@@ -151,11 +155,28 @@ def multicluster_problem(i, rng):
     return kind, X[:n], y[:n], X[n:], y[n:]
 
 
-def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None):
+def noisy_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``: few classes among many noise features, in unrelated units (tabular data
+    with many uninformative columns): ``make_classification`` with ``d`` = 10-59 features of which 4-9 are
+    informative (no redundant ones), 2-7 classes of two clusters each, class separation 0.6-1.5, 1% flipped
+    labels, every feature multiplied by ``exp(U(-2, 2))``; ``n`` log-uniform from 800 to 6,000 training rows,
+    ``NOISY_TEST_ROWS`` test rows. ``i`` is unused (the signature of :func:`lowdim_problem`)."""
+    from sklearn.datasets import make_classification
+    d = int(rng.integers(10, 60))
+    k, C = int(rng.integers(4, 10)), int(rng.integers(2, 8))
+    n = int(np.exp(rng.uniform(np.log(800), np.log(6000))))
+    X, y = make_classification(n + NOISY_TEST_ROWS, d, n_informative=k, n_redundant=0, n_classes=C,
+                               class_sep=float(rng.uniform(0.6, 1.5)), random_state=int(rng.integers(2**31)))
+    X = X * np.exp(rng.uniform(-2.0, 2.0, d))
+    return f"noisy C={C} k={k}", X[:n], y[:n], X[n:], y[n:]
+
+
+def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None, **params):
     """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
-    ``problem`` (:func:`lowdim_problem`, :func:`largen_problem` or :func:`multicluster_problem`)
-    ``0..n_problems-1`` (skipped: no class with two rows, fewer than 30 test rows, or wide enough for the subspace
-    path); 1-NN / 5-NN pairs. The fits take ``rng=i`` and ``loss`` (None: the default's)."""
+    ``problem`` (:func:`lowdim_problem`, :func:`largen_problem`, :func:`multicluster_problem` or
+    :func:`noisy_problem`) ``0..n_problems-1`` (skipped: no class with two rows, fewer than 30 test rows, or wide
+    enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``, ``loss`` (None: the default's) and
+    the learner's parameters ``params`` (e.g. ``triplet_neighbors``)."""
     from logt import MetricLearner
     from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
@@ -166,11 +187,11 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
             continue
         with single_threaded_blas(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plain = MetricLearner(rng=i, check=False, loss=loss)
+            plain = MetricLearner(rng=i, check=False, loss=loss, **params)
             t0 = _timed_fit(plain, Xtr, ytr)
             if plain.subspace_ is not None:
                 continue
-            est = MetricLearner(rng=i, loss=loss)
+            est = MetricLearner(rng=i, loss=loss, **params)
             t1 = _timed_fit(est, Xtr, ytr)
         active = int(plain.active_features_.sum())
         how = est.check_accuracy_["how"] if est.check_accuracy_ else "zero metric"
@@ -190,11 +211,14 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
 
 
 if __name__ == "__main__":
-    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster] [--loss L]
+    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy] [--loss L]
+    #                                      [--targets K]
     import sys
     argv = sys.argv
+    extra = {"triplet_neighbors": int(argv[argv.index("--targets") + 1])} if "--targets" in argv else {}
     lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
                  seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
                  problem=(largen_problem if "--large" in argv else
-                          multicluster_problem if "--multicluster" in argv else lowdim_problem),
-                 loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None)
+                          multicluster_problem if "--multicluster" in argv else
+                          noisy_problem if "--noisy" in argv else lowdim_problem),
+                 loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)

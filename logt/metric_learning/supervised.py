@@ -24,8 +24,13 @@ __all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
 # (see docs/guide/metric-learning.md, logt.experiments.learner_defaults and docs/evidence/learner-defaults.md).
 DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
-                scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss=None, triplet_neighbors=3,
+                scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss=None, triplet_neighbors=None,
                 whiten="targets")
+# triplet_neighbors=None: the targets per point of the triplet loss and of the softmax on a subspace (chosen by the
+# wide sweeps), and of the softmax on few features (chosen by the few-feature sweeps: docs/guide/metric-learning.md,
+# "The loss")
+TARGETS = 3
+FULL_RANK_SOFTMAX_TARGETS = 5
 # The parameters only the pair loss reads: one set away from its default makes loss=None the pair loss.
 PAIR_ONLY = ("sampling", "threshold", "threshold_scale")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball (its
@@ -85,9 +90,10 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         rarely detects the better loss. The choice is ``loss_``.
         The parameters below marked (pairs) are read by the pair loss only.
     triplet_neighbors
-        int in [1, 256], targets and impostors listed per point for the
-        triplet loss (default 3); ``impostor_radius`` restricts the impostors as for pairs.
-        The softmax loss's targets per point.
+        None (default) or an int in [1, 256]: targets and impostors listed per point for the triplet loss
+        (``impostor_radius`` restricts the impostors as for pairs), and the softmax loss's targets per point.
+        None: 5 for the softmax on few features (the full-rank path), else 3 (the triplet loss, the softmax on a
+        subspace); ``triplet_neighbors_`` is the value used.
     sampling
         (pairs) "neighbors" (default), "balanced" or "uniform" -- which pairs one
         oracle call draws. "neighbors": similar and dissimilar pairs with
@@ -329,7 +335,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     def __init__(self, sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1, T="auto",
                  scaling="auto", method="auto", params="auto", options=None, n_eval_pairs=10_000,
                  n_threads=None, rng=None, threshold_scale="auto", impostor_radius=1.5, loss=None,
-                 triplet_neighbors=3, whiten="targets", n_components=None, check=True):
+                 triplet_neighbors=None, whiten="targets", n_components=None, check=True):
         self.sampling = sampling
         self.n_neighbors = n_neighbors
         self.threshold = threshold
@@ -374,8 +380,11 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         for name in ("n_neighbors", "triplet_neighbors"):
             k = getattr(self, name)
+            if k is None and name == "triplet_neighbors":
+                continue
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBORS:
-                raise ValueError(f"{name} must be an int in [1, {MAX_NEIGHBORS}], got {k!r}")
+                what = "None or an int" if name == "triplet_neighbors" else "an int"
+                raise ValueError(f"{name} must be {what} in [1, {MAX_NEIGHBORS}], got {k!r}")
         check_impostor_radius(self.impostor_radius)
         if self.loss is not None and (not isinstance(self.loss, str) or self.loss not in LOSSES):
             raise ValueError(f"loss must be None or one of {LOSSES}, got {self.loss!r}")
@@ -413,6 +422,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             with single_threaded_blas():
                 # Z: X unless a subspace
                 Z, active_in, fit_rows = self._subspace_fit(X, gen, codes, holdout=bool(self.check))
+            self._full_rank = self.subspace_ is None
             # the check runs for the default and for an int n_components on wide input (few features: not checked)
             checked = bool(self.check) and (self.n_components is None or self._wide_subspace)
             # the full-rank check's generator, spawned before anything else draws from gen's children: the check
@@ -493,6 +503,16 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                         self.n_components_ = self.components_.shape[0]
             return self._fitted()
 
+    def _targets(self):
+        """The targets per point of the loss fitted (``triplet_neighbors``; None: ``FULL_RANK_SOFTMAX_TARGETS`` for
+        the softmax on the full-rank path, ``self._full_rank`` as :meth:`fit` or a check's fit sets it, else
+        ``TARGETS``)."""
+        if self.triplet_neighbors is not None:
+            return int(self.triplet_neighbors)
+        if self.loss_ == "softmax" and getattr(self, "_full_rank", False):
+            return FULL_RANK_SOFTMAX_TARGETS
+        return TARGETS
+
     def _default_loss(self, Z):
         """What ``loss=None`` fits on ``Z`` (the features or a subspace's coordinates): "pairs" on sparse input
         (the softmax needs dense rows) and whenever a parameter of the pair loss only (``PAIR_ONLY``) is set away
@@ -567,14 +587,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             eval_seed = int(gen.integers(2**63))
             Xs = self._whiten_fit(Xs, codes, eval_seed)
             self.n_features_in_ = Z.shape[1]
+            self.triplet_neighbors_ = self._targets()
             if loss == "softmax":
                 oracle = SoftmaxMetricLearning(
-                    Xs, codes, float(self.lam), n_targets=int(self.triplet_neighbors),
+                    Xs, codes, float(self.lam), n_targets=self.triplet_neighbors_,
                     n_impostors=min(2 * int(self.n_neighbors), MAX_NEIGHBORS), n_eval_anchors=int(self.n_eval_pairs),
                     eval_rng=eval_seed)
             elif loss == "triplets":
                 oracle = TripletMetricLearning(
-                    Xs, codes, float(self.lam), n_neighbors=int(self.triplet_neighbors),
+                    Xs, codes, float(self.lam), n_neighbors=self.triplet_neighbors_,
                     impostor_radius=self.impostor_radius, n_eval_triplets=int(self.n_eval_pairs),
                     eval_rng=eval_seed)
             else:
@@ -934,7 +955,7 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         as an int ``n_components``'s principal coordinates, :meth:`_scaling_mode`); ``data_units``: scaled as
         an int ``n_components``' (in the data's units) whatever ``self`` is."""
         est = type(self)(**self.get_params())
-        est.loss_ = self.loss_
+        est.loss_, est._full_rank = self.loss_, self._full_rank
         # the same scaling (_scaling_mode)
         est._wide_subspace = data_units or (getattr(self, "_wide_subspace", False) and not as_default)
         if T is not None:
