@@ -292,6 +292,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         the ``s`` used (1.0 for a fixed threshold and for the softmax and triplet losses).
     loss_
         "pairs", "triplets" or "softmax", the loss fitted.
+    triplet_neighbors_
+        int, the targets per point ``triplet_neighbors`` resolved to (read by the triplet and softmax losses).
     loss_scores_
         ``{"pairs": a, "triplets": a}``, the cross-validated accuracies behind ``loss="auto"``'s choice,
         or None (not run).
