@@ -160,6 +160,31 @@ def test_candidate_lists_against_brute_force():
         assert cand[ptr[a]:ptr[a + 1]].tolist() == same + other
 
 
+def test_candidate_lists_with_targets_per_class():
+    """A count per class: each anchor lists its own class's count of nearest class-mates (fewer when the class
+    is smaller), then the same impostors as with one count; the oracle takes the counts in np.unique(y) order."""
+    X, y = _data(n=60)
+    y = np.arange(60) % 3
+    per = np.array([1, 4, 2], dtype=np.int32)
+    anchors, ptr, cand, n_t = candidate_lists(X, y, per, 5)
+    a4, p4, c4, t4 = candidate_lists(X, y, 4, 5)
+    assert np.array_equal(anchors, a4) and np.array_equal(n_t, per[y[anchors]])
+    for a in range(len(anchors)):
+        got, full = cand[ptr[a]:ptr[a + 1]], c4[p4[a]:p4[a + 1]]
+        assert got.tolist() == full[:n_t[a]].tolist() + full[t4[a]:].tolist()
+    labels = np.array(["c", "a", "b"])[y]                     # classes a, b, c: codes 1, 2, 0 -> counts [4, 2, 1]
+    o = SoftmaxMetricLearning(X, labels, LAM, n_targets=[4, 2, 1], n_impostors=5)
+    assert np.array_equal(o.n_targets_per_anchor, per[y[o.anchors]])
+    W = np.eye(X.shape[1]) * 0.3
+    f, G = _ref(o, W, range(o.n_anchors))
+    assert o.value(W) == pytest.approx(f + 0.5 * LAM * np.sum(W * W), rel=1e-12)
+    assert _relerr(o._mean_grad_anchors(W, np.arange(o.n_anchors)), G) < 1e-12
+    for bad, err in (([4, 2], ValueError), ([4, 0, 1], ValueError), ([4, 2, 300], ValueError),
+                     ([4.0, 2.0, 1.0], TypeError), ([[4, 2, 1]], TypeError), ([], TypeError)):
+        with pytest.raises(err, match="n_targets"):
+            SoftmaxMetricLearning(X, labels, LAM, n_targets=bad)
+
+
 def test_own_parameters_are_checked():
     """The checks of this oracle's own parameters (the data, labels and lam, and the calls, shared with the
     other core: test_metric_core.py)."""

@@ -38,13 +38,16 @@ def candidate_lists(X, codes, n_targets, n_impostors, rng=0):
     for anchor ``a`` its candidates ``cand[ptr[a]:ptr[a+1]]`` (int32), its ``n_t[a]`` nearest
     class-mates first (nearest first), then its nearest other-class points (at most ``n_impostors``).
 
-    X : (n, d) float64; codes : (n,) int class codes; rng : seed of the neighbour search's
-    candidate pool (used only when a class exceeds :func:`logt.oracles.neighbors.neighbor_tables`'
-    cap).
+    X : (n, d) float64; codes : (n,) int class codes 0..C-1; n_targets : int, or (C,) ints (the targets
+    per point of each class); rng : seed of the neighbour search's candidate pool (used only when a class
+    exceeds :func:`logt.oracles.neighbors.neighbor_tables`' cap).
     """
-    k = max(n_targets, n_impostors)
-    sim, dis = nb.neighbor_tables(X, codes, k, rng=rng)
-    sim, dis = sim[:, :n_targets], dis[:, :n_impostors]
+    per_class = np.ndim(n_targets) == 1
+    n_max = int(np.max(n_targets))
+    sim, dis = nb.neighbor_tables(X, codes, max(n_max, n_impostors), rng=rng)
+    sim, dis = sim[:, :n_max], dis[:, :n_impostors]
+    if per_class:                    # a row keeps its class's count (the padding -1 stays at the end)
+        sim = np.where(np.arange(n_max) < np.asarray(n_targets)[codes][:, None], sim, -1)
     n_t = (sim >= 0).sum(axis=1)
     n_i = (dis >= 0).sum(axis=1)
     anchors = np.flatnonzero(n_t > 0).astype(np.int32)
@@ -62,6 +65,18 @@ def _pack(sim, dis):
     return both[both >= 0]
 
 
+def _check_targets(n_targets):
+    """``n_targets`` as an int, or as an int32 array (one per class): each in [1, MAX_NEIGHBORS]."""
+    if np.ndim(n_targets) == 0:
+        return _check_int(n_targets, "n_targets", 1, MAX_NEIGHBORS)
+    t = np.asarray(n_targets)
+    if t.ndim != 1 or t.size == 0 or t.dtype.kind not in "iu":
+        raise TypeError(f"n_targets must be an int or a 1-D sequence of ints (one per class), got {n_targets!r}")
+    if t.min() < 1 or t.max() > MAX_NEIGHBORS:
+        raise ValueError(f"n_targets must be in [1, {MAX_NEIGHBORS}], got values from {t.min()} to {t.max()}")
+    return t.astype(np.int32)
+
+
 class SoftmaxMetricLearning(ThresholdlessMetric, SoftmaxGradientCore):
     """Stochastic oracle of neighbour-softmax metric learning over d x d matrices ``W`` (dense data).
 
@@ -72,7 +87,8 @@ class SoftmaxMetricLearning(ThresholdlessMetric, SoftmaxGradientCore):
         ``MAX_SOFTMAX_FEATURES = 4096`` columns. Sparse input is a TypeError (densify it).
     y : (n,) labels; at least two classes and one class with two points.
     lam : float > 0, the regularization and strong convexity.
-    n_targets : int in [1, 256], class-mates per anchor (default 3).
+    n_targets : int in [1, 256], class-mates per anchor (default 3); or a sequence of such ints, one per
+        class (in the order of ``np.unique(y)``): the class-mates of each class's anchors.
     n_impostors : int in [1, 256], other-class candidates per anchor (default 20).
     n_eval_anchors : int in [1, 10^7], anchors for :meth:`value` (default 10_000): all of them
         when there are no more (``value`` is then the exact ``F``), else a fixed uniform sample.
@@ -91,11 +107,13 @@ class SoftmaxMetricLearning(ThresholdlessMetric, SoftmaxGradientCore):
 
     def __init__(self, X, y, lam=0.1, *, n_targets=3, n_impostors=20, n_eval_anchors=10_000, eval_rng=0):
         lam = check_lam(lam)
-        n_targets = _check_int(n_targets, "n_targets", 1, MAX_NEIGHBORS)
+        n_targets = _check_targets(n_targets)
         n_impostors = _check_int(n_impostors, "n_impostors", 1, MAX_NEIGHBORS)
         n_eval = _check_int(n_eval_anchors, "n_eval_anchors", 1, MAX_EVAL_PAIRS)
         X, classes, codes = check_dense_labelled(X, y, "SoftmaxMetricLearning", "softmax", MAX_SOFTMAX_FEATURES,
                                                  "MAX_SOFTMAX_FEATURES")
+        if np.ndim(n_targets) == 1 and len(n_targets) != len(classes):
+            raise ValueError(f"n_targets has {len(n_targets)} entries for {len(classes)} classes")
         if np.bincount(codes).max() < 2:
             raise ValueError("the softmax loss needs a class with at least 2 points (a target neighbour); "
                              "every label in y is unique")
