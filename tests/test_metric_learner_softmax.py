@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from logt.metric_learning import MetricLearner, auto_budget
 from logt.metric_learning.scaling import apply_scaling
-from logt.metric_learning.supervised import FULL_RANK_SOFTMAX_TARGETS, TARGETS
+from logt.metric_learning.supervised import FULL_RANK_SOFTMAX_TARGETS, ROWS_PER_TARGET, TARGETS, softmax_targets
 
 FAST = dict(T=4_000, n_threads=1, check=False)
 
@@ -109,20 +109,37 @@ def test_many_classes_of_several_clusters(seed):
     assert soft > _knn(1, pairs.transform(Xtr), ytr, pairs.transform(Xte), yte) + 0.3
 
 
+def test_softmax_targets_grow_with_the_class_size():
+    """One target per ROWS_PER_TARGET rows of the class, rounded, within FULL_RANK_SOFTMAX_TARGETS."""
+    assert (FULL_RANK_SOFTMAX_TARGETS, ROWS_PER_TARGET, TARGETS) == ((5, 12), 25, 3)
+    sizes = np.array([2, 50, 137, 138, 162, 163, 287, 288, 2000, 10**6])
+    t = softmax_targets(sizes)
+    assert t.dtype == np.int32 and t.tolist() == [5, 5, 5, 6, 6, 7, 11, 12, 12, 12]
+    assert np.all(np.diff(t) >= 0) and np.all(np.abs(t - np.clip(sizes / 25, 5, 12)) <= 0.5)
+
+
 def test_targets_per_point_resolve_by_path_and_loss():
-    """``triplet_neighbors=None``: 5 targets for the softmax on few features, 3 on a subspace and for the triplet
-    loss; an int is used everywhere; the check's fits use the final fit's value (the same metric as
-    ``check=False`` is checked)."""
+    """``triplet_neighbors=None``: for the softmax on few features, per class from its size (a large class
+    more, a small one 5); 3 on a subspace and for the triplet loss; an int is used everywhere; the check's fits
+    resolve them as the final fit does (the same metric as ``check=False`` is checked)."""
     X, y = _raw()
-    assert MetricLearner().triplet_neighbors is None and (FULL_RANK_SOFTMAX_TARGETS, TARGETS) == (5, 3)
-    assert MetricLearner(rng=0, **FAST).fit(X, y).triplet_neighbors_ == 5
-    assert MetricLearner(rng=0, loss="triplets", **FAST).fit(X, y).triplet_neighbors_ == 3
-    assert MetricLearner(rng=0, triplet_neighbors=4, **FAST).fit(X, y).triplet_neighbors_ == 4
+    assert MetricLearner().triplet_neighbors is None
+    fitted = MetricLearner(rng=0, **FAST).fit(X, y).triplet_neighbors_
+    assert fitted.dtype == np.int32 and fitted.tolist() == [5, 5, 5]          # about 80 rows per class
+    assert MetricLearner(rng=0, loss="triplets", **FAST).fit(X, y).triplet_neighbors_.tolist() == [3, 3, 3]
+    assert MetricLearner(rng=0, triplet_neighbors=4, **FAST).fit(X, y).triplet_neighbors_.tolist() == [4, 4, 4]
+    # imbalanced classes: each its own count, and the oracle lists each class's anchors with it
+    big, yb = _raw(n=900, seed=1, classes=2)
+    yb[:100] = 2                                                              # ~100 rows: 4 -> 5
+    est = MetricLearner(rng=0, **FAST).fit(big, yb)
+    sizes = np.bincount(yb)
+    assert est.triplet_neighbors_.tolist() == softmax_targets(sizes).tolist() and sizes.min() < 138 < 288 < sizes.max()
+    assert est.triplet_neighbors_.tolist() == [12, 12, 5]
     g = np.random.default_rng(0)
     yw = np.arange(150) % 3
     wide = g.standard_normal((150, 300))
     wide[:, :3] += 2.0 * np.eye(3)[yw]
-    assert MetricLearner(rng=0, T=4_000, n_threads=1).fit(wide, yw).triplet_neighbors_ == 3
+    assert MetricLearner(rng=0, T=4_000, n_threads=1).fit(wide, yw).triplet_neighbors_.tolist() == [3, 3, 3]
     # the default's final fit is check=False's fit with the same targets: bit for bit
     a = MetricLearner(rng=2, T=4_000, n_threads=1).fit(X, y)
     b = MetricLearner(rng=2, **FAST).fit(X, y)

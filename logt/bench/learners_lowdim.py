@@ -10,7 +10,8 @@ classes), where the check holds rows out instead of cross-fitting. ``--multiclus
 instead (4-20 classes of 1-3 clusters each at 5-60 features). ``--noisy``: :func:`noisy_problem` instead (few
 classes of two clusters among many noise features in unrelated units). ``--loss L``: both fits with ``loss=L``
 (e.g. ``pairs``, the default on dense input before the neighbour softmax); ``--targets K``: both fits with
-``triplet_neighbors=K`` (the softmax's targets per point).
+``triplet_neighbors=K`` (the softmax's targets per point; ``--targets 5`` is the default before the count grew
+with the class size).
 """
 import warnings
 

@@ -19,7 +19,7 @@ from logt.oracles.neighbors import check_impostor_radius
 from logt.oracles.softmax import SoftmaxMetricLearning
 from logt.oracles.triplet import TripletMetricLearning
 
-__all__ = ["MetricLearner", "DEFAULTS", "PAPER"]
+__all__ = ["MetricLearner", "DEFAULTS", "PAPER", "softmax_targets"]
 
 # Defaults, chosen by measurement on data sets that are not the evaluation targets
 # (see docs/guide/metric-learning.md, logt.experiments.learner_defaults and docs/evidence/learner-defaults.md).
@@ -27,10 +27,11 @@ DEFAULTS = dict(sampling="neighbors", n_neighbors=10, threshold="learn", lam=0.1
                 scaling="auto", threshold_scale="auto", impostor_radius=1.5, loss=None, triplet_neighbors=None,
                 whiten="targets")
 # triplet_neighbors=None: the targets per point of the triplet loss and of the softmax on a subspace (chosen by the
-# wide sweeps), and of the softmax on few features (chosen by the few-feature sweeps: docs/guide/metric-learning.md,
-# "The loss")
+# wide sweeps), and of the softmax on few features: per class, one per ROWS_PER_TARGET rows of the class, within
+# FULL_RANK_SOFTMAX_TARGETS (chosen by the few-feature sweeps: docs/guide/metric-learning.md, "The loss")
 TARGETS = 3
-FULL_RANK_SOFTMAX_TARGETS = 5
+FULL_RANK_SOFTMAX_TARGETS = (5, 12)
+ROWS_PER_TARGET = 25
 # The parameters only the pair loss reads: one set away from its default makes loss=None the pair loss.
 PAIR_ONLY = ("sampling", "threshold", "threshold_scale")
 # The paper's Fig. 2 objective: uniform pairs, fixed threshold 1, lam = 0.1, instances in the unit ball (its
@@ -42,6 +43,15 @@ def _nothing_to_beat(hits, further_z=None):
     """Whether the check's choice so far (:func:`subspace.choose_candidate` of ``hits``, ``further_z`` its
     further candidates' margin) hits every checked row: then no further candidate is fitted."""
     return bool(np.all(hits[_subspace.choose_candidate(hits, further_z=further_z)]))
+
+
+def softmax_targets(sizes):
+    """The softmax's targets per point on few features, per class: ``round(m / ROWS_PER_TARGET)`` for a class
+    of ``m`` rows, within ``FULL_RANK_SOFTMAX_TARGETS`` (5 up to 137 rows, 12 from 288). sizes : (C,) ints;
+    returns (C,) int32. A large class's nearest class-mates are close even when many; a small class's
+    farther ones may sit in another of its clusters (docs/guide/metric-learning.md, "The loss")."""
+    lo, hi = FULL_RANK_SOFTMAX_TARGETS
+    return np.clip(np.rint(np.asarray(sizes) / ROWS_PER_TARGET), lo, hi).astype(np.int32)
 
 
 class MetricLearner(TransformerMixin, MahalanobisLearner):
@@ -92,8 +102,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     triplet_neighbors
         None (default) or an int in [1, 256]: targets and impostors listed per point for the triplet loss
         (``impostor_radius`` restricts the impostors as for pairs), and the softmax loss's targets per point.
-        None: 5 for the softmax on few features (the full-rank path), else 3 (the triplet loss, the softmax on a
-        subspace); ``triplet_neighbors_`` is the value used.
+        None: for the softmax on few features (the full-rank path), per class, one per 25 rows of the class
+        between 5 and 12 (:func:`softmax_targets`: 5 up to 137 rows, 12 from 288); else 3 (the triplet loss, the
+        softmax on a subspace); ``triplet_neighbors_`` holds the values used.
     sampling
         (pairs) "neighbors" (default), "balanced" or "uniform" -- which pairs one
         oracle call draws. "neighbors": similar and dissimilar pairs with
@@ -293,7 +304,8 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
     loss_
         "pairs", "triplets" or "softmax", the loss fitted.
     triplet_neighbors_
-        int, the targets per point ``triplet_neighbors`` resolved to (read by the triplet and softmax losses).
+        ndarray of shape (n_classes,), int32: the targets per point of each class (in ``classes_`` order) that
+        ``triplet_neighbors`` resolved to (read by the triplet and softmax losses).
     loss_scores_
         ``{"pairs": a, "triplets": a}``, the cross-validated accuracies behind ``loss="auto"``'s choice,
         or None (not run).
@@ -503,17 +515,22 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
                         # the identity's rows at the varying features (as many rows as the learned metric may have)
                         self.components_ = _subspace.selection_rows(active_in)
                         self.n_components_ = self.components_.shape[0]
+            self.triplet_neighbors_ = self._targets(codes_all)
             return self._fitted()
 
-    def _targets(self):
-        """The targets per point of the loss fitted (``triplet_neighbors``; None: ``FULL_RANK_SOFTMAX_TARGETS`` for
-        the softmax on the full-rank path, ``self._full_rank`` as :meth:`fit` or a check's fit sets it, else
-        ``TARGETS``)."""
+    def _targets(self, codes):
+        """The targets per point of the loss fitted, one per class present in ``codes`` (int32, in class order):
+        ``triplet_neighbors``; None: :func:`softmax_targets` of the class sizes for the softmax on the full-rank
+        path (``self._full_rank``, as :meth:`fit` or a check's fit sets it), else ``TARGETS``."""
+        sizes = np.bincount(codes)
+        sizes = sizes[sizes > 0]
         if self.triplet_neighbors is not None:
-            return int(self.triplet_neighbors)
-        if self.loss_ == "softmax" and getattr(self, "_full_rank", False):
-            return FULL_RANK_SOFTMAX_TARGETS
-        return TARGETS
+            k = int(self.triplet_neighbors)
+        elif self.loss_ == "softmax" and getattr(self, "_full_rank", False):
+            return softmax_targets(sizes)
+        else:
+            k = TARGETS
+        return np.full(len(sizes), k, dtype=np.int32)
 
     def _default_loss(self, Z):
         """What ``loss=None`` fits on ``Z`` (the features or a subspace's coordinates): "pairs" on sparse input
@@ -589,15 +606,15 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
             eval_seed = int(gen.integers(2**63))
             Xs = self._whiten_fit(Xs, codes, eval_seed)
             self.n_features_in_ = Z.shape[1]
-            self.triplet_neighbors_ = self._targets()
+            targets = self._targets(codes)
             if loss == "softmax":
                 oracle = SoftmaxMetricLearning(
-                    Xs, codes, float(self.lam), n_targets=self.triplet_neighbors_,
+                    Xs, codes, float(self.lam), n_targets=targets,
                     n_impostors=min(2 * int(self.n_neighbors), MAX_NEIGHBORS), n_eval_anchors=int(self.n_eval_pairs),
                     eval_rng=eval_seed)
             elif loss == "triplets":
                 oracle = TripletMetricLearning(
-                    Xs, codes, float(self.lam), n_neighbors=self.triplet_neighbors_,
+                    Xs, codes, float(self.lam), n_neighbors=int(targets[0]),
                     impostor_radius=self.impostor_radius, n_eval_triplets=int(self.n_eval_pairs),
                     eval_rng=eval_seed)
             else:
