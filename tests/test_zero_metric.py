@@ -126,3 +126,26 @@ def test_metric_is_zero_reads_W_against_the_gradient_scale():
         assert not metric_is_zero(1e-4 * step * np.eye(d) / np.sqrt(d), o)
         assert metric_is_zero(0.5 * ZERO_METRIC_RTOL * step * np.eye(d) / d, o)
         assert metric_is_zero(np.zeros((d, d)), o) and metric_is_zero(-1e-20 * np.eye(d), o)
+
+
+@pytest.mark.parametrize("data", [_lattice, _blobs])
+def test_the_zero_comparison_reuses_the_runs_objective(monkeypatch, data):
+    """The accelerated runs' zero test compares F(0) with F(x) on the evaluation sample; F(x) is the run's own
+    ``result.fun`` (the same evaluation, not repeated): exactly ``oracle.value(x)``, so the verdict is the one
+    a fresh evaluation gives."""
+    from logt.metric_learning import _base
+    seen = []
+    inner = _base._zero_is_no_worse
+
+    def spy(x, m, oracle, fx=None):
+        verdict = inner(x, m, oracle, fx)
+        seen.append((fx, float(oracle.value(x)), verdict, inner(x, m, oracle)))
+        return verdict
+
+    monkeypatch.setattr(_base, "_zero_is_no_worse", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        MetricLearner(rng=0, n_threads=1, T=2_000).fit(*data())         # the check's quarter-budget fits: logt_acc
+    assert seen
+    for fx, fresh, verdict, recomputed in seen:
+        assert fx is not None and fx == fresh and verdict == recomputed

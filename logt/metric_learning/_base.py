@@ -61,17 +61,18 @@ def _largest_is_zero(lmax, oracle):
     return lmax <= ZERO_METRIC_RTOL * float(np.linalg.norm(G0)) / float(oracle.lam)
 
 
-def _zero_is_no_worse(x, m, oracle):
+def _zero_is_no_worse(x, m, oracle, fx=None):
     """Whether the metric block ``W = x[:m, :m]`` set to 0 (the threshold kept) has an objective on the
     oracle's evaluation sample at most that of ``x``. A stopped stochastic run whose optimum is ``W* = 0`` ends
     at a small noisy ``W`` that the precision test above cannot call zero (accelerated stages do not land on
-    the cone's vertex as logT's projections do); its objective is then no better than the zero metric's."""
+    the cone's vertex as logT's projections do); its objective is then no better than the zero metric's.
+    ``fx``: ``oracle.value(x)`` when already known (a run's ``result.fun``), else computed."""
     if not hasattr(oracle, "value"):
         return False
     x = np.asarray(x, dtype=np.float64)
     x0 = x.copy()
     x0[:m, :m] = 0.0
-    return float(oracle.value(x0)) <= float(oracle.value(x))
+    return float(oracle.value(x0)) <= float(oracle.value(x) if fx is None else fx)
 
 
 def check_fitted(est):
@@ -482,7 +483,7 @@ class MahalanobisLearner(BaseEstimator):
         W, b = oracle.split_point(res.x)
         s, U = np.linalg.eigh(0.5 * (W + W.T))        # one eigendecomposition: the zero test and components_
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
-                                                     and _zero_is_no_worse(res.x, W.shape[0], oracle)):
+                                                     and _zero_is_no_worse(res.x, W.shape[0], oracle, res.fun)):
             s = np.zeros_like(s)
             warnings.warn(self._zero_metric_message(zero_fallback), DegenerateMetricWarning,
                           stacklevel=stacklevel)
