@@ -310,6 +310,23 @@ def test_noisy_problem_draws_few_classes_among_noise_features_and_the_sweep_pass
     assert est.triplet_neighbors_.tolist() == [2] * len(np.unique(ytr)) and rows[0]["choice"] == est.metric_choice_
 
 
+def test_manycluster_problem_draws_few_classes_of_many_small_clusters():
+    pytest.importorskip("sklearn")
+    import numpy as np
+
+    from logt.bench import learners_lowdim as LL
+    g = np.random.default_rng(7)
+    for i in range(6):
+        kind, Xtr, ytr, Xte, yte = LL.manycluster_problem(i, g)
+        C, clusters = (int(v) for v in kind.split("C=")[1].split("x"))
+        assert kind.startswith("manycluster") and 2 <= C <= 4 and 6 <= clusters <= 29
+        assert 1500 <= Xtr.shape[0] <= 12000 and Xte.shape == (LL.MANYCLUSTER_TEST_ROWS, Xtr.shape[1])
+        assert np.unique(ytr).size == C and Xtr.shape[0] // (C * clusters) >= 12   # a cluster holds 12 targets
+        assert 2 ** (Xtr.shape[1]) >= C * clusters
+    a = _drawn_twice(LL.manycluster_problem, 0, 7)
+    assert a[0].startswith("manycluster")
+
+
 def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
     pytest.importorskip("sklearn")
     import numpy as np

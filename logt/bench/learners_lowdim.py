@@ -8,11 +8,13 @@ the same distribution, and the raw features' Euclidean k-NN. See docs/guide/metr
 few features". ``--large``: :func:`largen_problem` instead (2,700-20,000 training rows, 8-127 features, 2-12
 classes), where the check holds rows out instead of cross-fitting. ``--multicluster``: :func:`multicluster_problem`
 instead (4-20 classes of 1-3 clusters each at 5-60 features). ``--noisy``: :func:`noisy_problem` instead (few
-classes of two clusters among many noise features in unrelated units). ``--loss L``: both fits with ``loss=L``
+classes of two clusters among many noise features in unrelated units). ``--manycluster``:
+:func:`manycluster_problem` instead (2-4 classes of 6-29 small clusters each, 1,500-12,000 rows). ``--loss L``: both fits with ``loss=L``
 (e.g. ``pairs``, the default on dense input before the neighbour softmax); ``--targets K``: both fits with
 ``triplet_neighbors=K`` (the softmax's targets per point; ``--targets 5`` is the default before the count grew
 with the class size).
 """
+import math
 import warnings
 
 import numpy as np
@@ -21,6 +23,7 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
            "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "noisy_problem", "NOISY_TEST_ROWS",
+           "manycluster_problem", "MANYCLUSTER_TEST_ROWS",
            "lowdim_sweep"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
@@ -29,6 +32,7 @@ LARGEN_KINDS = ("dense_scaled", "dense_std", "blobs", "noise", "onehot", "dense_
 LARGEN_TEST_ROWS = 2000
 MULTICLUSTER_TEST_ROWS = 1500
 NOISY_TEST_ROWS = 1500
+MANYCLUSTER_TEST_ROWS = 1500
 
 
 def _onehot(m, d, rng):
@@ -138,7 +142,6 @@ def multicluster_problem(i, rng):
     features, class separation 0.8-2.5, 1% flipped labels; on half of the problems per-feature scales 0.1-10
     ("scaled"). ``n`` log-uniform from ``max(10 C, 100)`` to 4,000 training rows, ``MULTICLUSTER_TEST_ROWS`` test
     rows of the same distribution. ``i`` is unused (the signature of :func:`lowdim_problem`)."""
-    from sklearn.datasets import make_classification
     d = int(np.exp(rng.uniform(np.log(5), np.log(60))))
     k = min(d, int(rng.integers(3, 17)))
     C, clusters = int(rng.integers(4, 21)), int(rng.integers(1, 4))
@@ -146,14 +149,21 @@ def multicluster_problem(i, rng):
         clusters -= 1
     C = min(C, 2 ** k)
     n = int(np.exp(rng.uniform(np.log(max(10 * C, 100)), np.log(4000))))
-    X, y = make_classification(n + MULTICLUSTER_TEST_ROWS, d, n_informative=k, n_redundant=0, n_classes=C,
+    return _clustered("multicluster", n, d, k, C, clusters, MULTICLUSTER_TEST_ROWS, rng)
+
+
+def _clustered(name, n, d, k, C, clusters, test_rows, rng):
+    """The draw shared by :func:`multicluster_problem` and :func:`manycluster_problem`: ``make_classification``
+    with ``C`` classes of ``clusters`` clusters (separation 0.8-2.5, 1% flipped labels), on half of the problems
+    per-feature scales 0.1-10; ``(kind, Xtr, ytr, Xte, yte)`` with ``n`` training and ``test_rows`` test rows."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n + test_rows, d, n_informative=k, n_redundant=0, n_classes=C,
                                n_clusters_per_class=clusters, class_sep=float(rng.uniform(0.8, 2.5)), flip_y=0.01,
                                random_state=int(rng.integers(2**31)))
     scaled = bool(rng.random() < 0.5)
     if scaled:
         X = X * np.exp(rng.uniform(np.log(0.1), np.log(10), d))
-    kind = f"multicluster{'_scaled' if scaled else ''} C={C}x{clusters}"
-    return kind, X[:n], y[:n], X[n:], y[n:]
+    return f"{name}{'_scaled' if scaled else ''} C={C}x{clusters}", X[:n], y[:n], X[n:], y[n:]
 
 
 def noisy_problem(i, rng):
@@ -172,11 +182,25 @@ def noisy_problem(i, rng):
     return f"noisy C={C} k={k}", X[:n], y[:n], X[n:], y[n:]
 
 
+def manycluster_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``: few classes, each of many small clusters, many rows (where the softmax's
+    targets per point, which grow with the class, could reach into other clusters): ``make_classification`` with
+    2-4 classes of 6-29 clusters, ``k`` = ``ceil(log2(C clusters))`` + 0-3 informative of ``k`` + 0-29 features,
+    class separation 0.8-2.5, 1% flipped labels; on half of the problems per-feature scales 0.1-10 ("scaled").
+    ``n`` log-uniform from 1,500 to 12,000 training rows (13-1,000 rows per cluster), ``MANYCLUSTER_TEST_ROWS``
+    test rows. ``i`` is unused (the signature of :func:`lowdim_problem`)."""
+    C, clusters = int(rng.integers(2, 5)), int(rng.integers(6, 30))
+    k = math.ceil(math.log2(C * clusters)) + int(rng.integers(0, 4))
+    d = k + int(rng.integers(0, 30))
+    n = int(np.exp(rng.uniform(np.log(1500), np.log(12000))))
+    return _clustered("manycluster", n, d, k, C, clusters, MANYCLUSTER_TEST_ROWS, rng)
+
+
 def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None, **params):
     """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
-    ``problem`` (:func:`lowdim_problem`, :func:`largen_problem`, :func:`multicluster_problem` or
-    :func:`noisy_problem`) ``0..n_problems-1`` (skipped: no class with two rows, fewer than 30 test rows, or wide
-    enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``, ``loss`` (None: the default's) and
+    ``problem`` (:func:`lowdim_problem`, :func:`largen_problem`, :func:`multicluster_problem`,
+    :func:`noisy_problem` or :func:`manycluster_problem`) ``0..n_problems-1`` (skipped: no class with two rows,
+    fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``, ``loss`` (None: the default's) and
     the learner's parameters ``params`` (e.g. ``triplet_neighbors``)."""
     from logt import MetricLearner
     from logt._threads import single_threaded_blas
@@ -212,7 +236,7 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
 
 
 if __name__ == "__main__":
-    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy] [--loss L]
+    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy | --manycluster] [--loss L]
     #                                      [--targets K]
     import sys
     argv = sys.argv
@@ -221,5 +245,6 @@ if __name__ == "__main__":
                  seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
                  problem=(largen_problem if "--large" in argv else
                           multicluster_problem if "--multicluster" in argv else
-                          noisy_problem if "--noisy" in argv else lowdim_problem),
+                          noisy_problem if "--noisy" in argv else
+                          manycluster_problem if "--manycluster" in argv else lowdim_problem),
                  loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)
