@@ -259,10 +259,11 @@ def format_section(rows, quick=False):
             "only (one run, seed 0). wine / breast cancer / digits: 70/30 stratified split, standardized "
             "features; mushrooms: 70/30 stratified split; adult: a9a / a9a.t; both one-hot 0/1. "
             "MetricLearner: defaults (dense input: the neighbour softmax, 5-12 targets per point by class size "
-            "against 20 other-class candidates, T = 'auto' (2e4 anchors here); sparse input (mushrooms, adult): neighbour pairs with "
-            "impostors within 1.5x the target radius, learned threshold, T = 'auto' (1e5 pairs); lam = 0.1, "
-            "minimize's method='auto'); paper: uniform pairs, threshold 1, lam = 0.1. Peers on mushrooms / adult "
-            "train on the stratified subsample in 'train rows' (learned map applied to all training rows).")
+            "against 20 other-class candidates, T = 'auto' (2e4 anchors here); sparse input (mushrooms, adult): "
+            "neighbour pairs with impostors within 1.5x the target radius, learned threshold, T = 'auto' (1e5 "
+            "pairs); lam = 0.1, minimize's method='auto'); paper: uniform pairs, threshold 1, lam = 0.1. Peers on "
+            "mushrooms / adult train on the stratified subsample in 'train rows' (learned map applied to all "
+            "training rows).")
     if quick:
         note += " QUICK run: peers limited to 500 training rows."
     return "### Metric learners: k-NN accuracy and fit time\n\n" + "\n".join(lines) + "\n\n" + note

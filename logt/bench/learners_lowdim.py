@@ -9,10 +9,10 @@ few features". ``--large``: :func:`largen_problem` instead (2,700-20,000 trainin
 classes), where the check holds rows out instead of cross-fitting. ``--multicluster``: :func:`multicluster_problem`
 instead (4-20 classes of 1-3 clusters each at 5-60 features). ``--noisy``: :func:`noisy_problem` instead (few
 classes of two clusters among many noise features in unrelated units). ``--manycluster``:
-:func:`manycluster_problem` instead (2-4 classes of 6-29 small clusters each, 1,500-12,000 rows). ``--loss L``: both fits with ``loss=L``
-(e.g. ``pairs``, the default on dense input before the neighbour softmax); ``--targets K``: both fits with
-``triplet_neighbors=K`` (the softmax's targets per point; ``--targets 5`` is the default before the count grew
-with the class size).
+:func:`manycluster_problem` instead (2-4 classes of 6-29 small clusters each, 1,500-12,000 rows). ``--loss L``:
+both fits with ``loss=L`` (e.g. ``pairs``, the default on dense input before the neighbour softmax);
+``--targets K``: both fits with ``triplet_neighbors=K`` (the softmax's targets per point; ``--targets 5`` is the
+default before the count grew with the class size).
 """
 import math
 import warnings
@@ -200,8 +200,8 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
     """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
     ``problem`` (:func:`lowdim_problem`, :func:`largen_problem`, :func:`multicluster_problem`,
     :func:`noisy_problem` or :func:`manycluster_problem`) ``0..n_problems-1`` (skipped: no class with two rows,
-    fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``, ``loss`` (None: the default's) and
-    the learner's parameters ``params`` (e.g. ``triplet_neighbors``)."""
+    fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``,
+    ``loss`` (None: the default's) and the learner's parameters ``params`` (e.g. ``triplet_neighbors``)."""
     from logt import MetricLearner
     from logt._threads import single_threaded_blas
     g = np.random.default_rng(seed)
@@ -236,15 +236,14 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
 
 
 if __name__ == "__main__":
-    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy | --manycluster] [--loss L]
-    #                                      [--targets K]
+    # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy | --manycluster]
+    #                                      [--loss L] [--targets K]
     import sys
     argv = sys.argv
+    families = {"--large": largen_problem, "--multicluster": multicluster_problem, "--noisy": noisy_problem,
+                "--manycluster": manycluster_problem}
     extra = {"triplet_neighbors": int(argv[argv.index("--targets") + 1])} if "--targets" in argv else {}
     lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
                  seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
-                 problem=(largen_problem if "--large" in argv else
-                          multicluster_problem if "--multicluster" in argv else
-                          noisy_problem if "--noisy" in argv else
-                          manycluster_problem if "--manycluster" in argv else lowdim_problem),
+                 problem=next((f for flag, f in families.items() if flag in argv), lowdim_problem),
                  loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)

@@ -524,12 +524,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         path (``self._full_rank``, as :meth:`fit` or a check's fit sets it), else ``TARGETS``."""
         sizes = np.bincount(codes)
         sizes = sizes[sizes > 0]
-        if self.triplet_neighbors is not None:
-            k = int(self.triplet_neighbors)
-        elif self.loss_ == "softmax" and getattr(self, "_full_rank", False):
+        if self.triplet_neighbors is None and self.loss_ == "softmax" and getattr(self, "_full_rank", False):
             return softmax_targets(sizes)
-        else:
-            k = TARGETS
+        k = TARGETS if self.triplet_neighbors is None else int(self.triplet_neighbors)
         return np.full(len(sizes), k, dtype=np.int32)
 
     def _default_loss(self, Z):

@@ -42,11 +42,10 @@ def candidate_lists(X, codes, n_targets, n_impostors, rng=0):
     per point of each class); rng : seed of the neighbour search's candidate pool (used only when a class
     exceeds :func:`logt.oracles.neighbors.neighbor_tables`' cap).
     """
-    per_class = np.ndim(n_targets) == 1
     n_max = int(np.max(n_targets))
     sim, dis = nb.neighbor_tables(X, codes, max(n_max, n_impostors), rng=rng)
     sim, dis = sim[:, :n_max], dis[:, :n_impostors]
-    if per_class:                    # a row keeps its class's count (the padding -1 stays at the end)
+    if np.ndim(n_targets) == 1:      # a row keeps its class's count (the padding -1 stays at the end)
         sim = np.where(np.arange(n_max) < np.asarray(n_targets)[codes][:, None], sim, -1)
     n_t = (sim >= 0).sum(axis=1)
     n_i = (dis >= 0).sum(axis=1)
