@@ -160,6 +160,24 @@ def test_candidate_lists_against_brute_force():
         assert cand[ptr[a]:ptr[a + 1]].tolist() == same + other
 
 
+def test_candidate_lists_search_a_large_class_whole():
+    """A class above neighbor_tables' default cap (2000 rows) on few rows and features: the search is within
+    search_cap's budget, so every class is searched whole and the targets are the exact nearest class-mates (the
+    default cap would have drawn them from a 2000-row subsample)."""
+    rng = np.random.default_rng(3)
+    n = 2600
+    X = rng.standard_normal((n, 3))
+    y = (np.arange(n) >= 2300).astype(int)                 # classes of 2300 and 300 rows
+    anchors, ptr, cand, n_t = candidate_lists(X, y, 4, 2)
+    sq = (X * X).sum(1)
+    for i in rng.choice(n, 40, replace=False):
+        D = sq[i] + sq - 2.0 * (X @ X[i])
+        same = np.flatnonzero((y == y[i]) & (np.arange(n) != i))
+        got = cand[ptr[i]:ptr[i] + 4]                           # every point is an anchor: anchors == arange(n)
+        assert np.allclose(np.sort(D[got]), np.sort(D[same])[:4], rtol=0, atol=1e-9)
+    assert np.array_equal(anchors, np.arange(n))
+
+
 def test_candidate_lists_with_targets_per_class():
     """A count per class: each anchor lists its own class's count of nearest class-mates (fewer when the class
     is smaller), then the same impostors as with one count; the oracle takes the counts in np.unique(y) order."""

@@ -322,6 +322,28 @@ def test_neighbor_tables_are_the_nearest_points(sparse_input):
     assert (dis2 >= 0).all() and (y[dis2] != y[:, None]).all()
 
 
+@pytest.mark.parametrize("sizes, d", [([300, 40], 10), ([20000, 20000], 25), ([30000, 5000, 5000], 25),
+                                      ([100000] * 3, 25), ([12000, 3000], 128), ([5] * 7000, 4000)])
+def test_search_cap_is_the_largest_within_the_budget(sizes, d):
+    """search_cap: every class whole when the exhaustive search fits the budget, else the largest cap >= the floor
+    whose search does (brute force over every cap), the floor when none does."""
+    from logt.oracles.neighbors import MAX_CANDIDATES, SEARCH_WORK, SELECT_COST, search_cap
+    sizes = np.array(sizes)
+    n = sizes.sum()
+
+    def work(c):
+        return n * np.minimum(sizes, c).sum() * (d + SELECT_COST)
+
+    cap = search_cap(sizes, d)
+    if work(sizes.max()) <= SEARCH_WORK:
+        assert cap == sizes.max()
+        return
+    caps = np.arange(MAX_CANDIDATES, sizes.max() + 1)
+    works = n * np.minimum(sizes[None, :], caps[:, None]).sum(1) * (d + SELECT_COST)
+    fits = caps[works <= SEARCH_WORK]
+    assert cap == (fits.max() if fits.size else MAX_CANDIDATES)
+
+
 def _lex_ref(X, y, k):
     """Brute force: per row the k smallest (distance, index) same-class / other-class points."""
     n = len(y)

@@ -15,7 +15,9 @@ pick a different one among exactly tied distances), kept as a test reference.
 For large ``n`` the search is restricted to a seeded random subset of at most
 ``max_candidates`` candidates per class (default 2000) (so the cost is ``O(n * C * d)``
 instead of ``O(n^2 d)``); the tables then hold approximate neighbours, which
-is all the sampler needs.
+is all the sampler needs. The neighbour softmax (:func:`logt.oracles.softmax.candidate_lists`) sets the cap
+with :func:`search_cap`: every class whole while the search stays within :data:`SEARCH_WORK` (its
+targets are then the exact nearest class-mates), else the largest cap (at least 2000) that does.
 
 :func:`restrict_impostors` then keeps, of each point's other-class list, only the
 points within ``impostor_radius`` times the distance of its farthest listed
@@ -30,9 +32,40 @@ from logt._kernels._neighbors import pair_sq_distances, select_block
 from logt import _threads
 
 __all__ = ["neighbor_tables", "neighbor_tables_numpy", "target_tables", "restrict_impostors",
-           "table_sq_distances", "MAX_NEIGHBORS"]
+           "table_sq_distances", "search_cap", "MAX_NEIGHBORS", "MAX_CANDIDATES", "SEARCH_WORK"]
 
 MAX_NEIGHBORS = 256           # k above this is a ValueError (tables are n * k int32 each)
+MAX_CANDIDATES = 2000         # neighbor_tables' default per-class cap of the candidate pool
+SEARCH_WORK = 5 * 10**10      # search_cap's budget: n * pool * (d + SELECT_COST), about 1 s on one core here
+SELECT_COST = 96              # a distance's selection pass, in units of one feature's product (measured: ~2 ns
+                              # per distance at d = 25, ~3.3 ns at d = 100 on this project's 2-core machine)
+
+
+def search_cap(class_sizes, n_features, work=SEARCH_WORK, floor=MAX_CANDIDATES):
+    """The per-class cap of :func:`neighbor_tables`' candidate pool for a search of ``n = sum(class_sizes)`` rows
+    in ``n_features`` dimensions: ``max(class_sizes)`` (no class subsampled, the tables exact) when
+    ``n * n * (n_features + SELECT_COST) <= work``, else the largest cap ``c >= floor`` with
+    ``n * sum_c min(m_c, c) * (n_features + SELECT_COST) <= work`` (``floor`` when none is).
+
+    class_sizes : (C,) ints, the rows of each class; n_features : int >= 1; work : float > 0. The pool
+    ``sum_c min(m_c, c)`` is then at most ``max(n, C * floor)`` and, above the floor, at most
+    ``sqrt(work / SELECT_COST)`` (~22,800) columns: the block buffers (256 rows x pool doubles per thread) stay
+    below 50 MB."""
+    sizes = np.sort(np.asarray(class_sizes, dtype=np.int64))
+    n = int(sizes.sum())
+    pool = work / (max(n, 1) * (int(n_features) + SELECT_COST))      # columns the budget allows
+    if sizes.size == 0 or n <= pool:
+        return int(sizes.max()) if sizes.size else floor
+    lo, hi = floor, int(sizes[-1])                   # the largest c in [lo, hi] with sum min(m, c) <= pool
+    if np.minimum(sizes, lo).sum() > pool:
+        return floor
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if np.minimum(sizes, mid).sum() <= pool:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _sqnorms(X):
@@ -77,7 +110,7 @@ def _candidates(X, codes, max_candidates, rng):
     return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all], pos
 
 
-def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_distances=False, n_threads=None):
+def neighbor_tables(X, codes, k, max_candidates=MAX_CANDIDATES, rng=0, block=256, return_distances=False, n_threads=None):
     """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1
     (``(sim, dis, dsim, ddis)`` with ``return_distances``: also their (n, k) squared
     distances as the selection computed them, ``inf`` in the padding).
@@ -123,7 +156,7 @@ def neighbor_tables(X, codes, k, max_candidates=2000, rng=0, block=256, return_d
     return (sim, dis, dsim, ddis) if return_distances else (sim, dis)
 
 
-def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256, n_threads=None):
+def target_tables(X, codes, k, max_candidates=MAX_CANDIDATES, rng=0, block=256, n_threads=None):
     """``(sim, dsim)``: the same-class half of :func:`neighbor_tables` (``k`` nearest class-mates of each
     point and their squared distances; same candidates and tie rule: its ``sim``, and its ``dsim`` up to the
     rounding of the inner products, which are taken in other blocks).
@@ -169,7 +202,7 @@ def target_tables(X, codes, k, max_candidates=2000, rng=0, block=256, n_threads=
     return sim, dsim
 
 
-def neighbor_tables_numpy(X, codes, k, max_candidates=2000, rng=0, block=512):
+def neighbor_tables_numpy(X, codes, k, max_candidates=MAX_CANDIDATES, rng=0, block=512):
     """The same tables in plain NumPy (``argpartition`` per class): the reference of the tests."""
     codes = np.asarray(codes)
     n = X.shape[0]
