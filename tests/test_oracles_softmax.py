@@ -169,13 +169,13 @@ def test_candidate_lists_search_a_large_class_whole():
     X = rng.standard_normal((n, 3))
     y = (np.arange(n) >= 2300).astype(int)                 # classes of 2300 and 300 rows
     anchors, ptr, cand, n_t = candidate_lists(X, y, 4, 2)
+    assert np.array_equal(anchors, np.arange(n))           # every point is an anchor: row i's lists start at ptr[i]
     sq = (X * X).sum(1)
     for i in rng.choice(n, 40, replace=False):
         D = sq[i] + sq - 2.0 * (X @ X[i])
         same = np.flatnonzero((y == y[i]) & (np.arange(n) != i))
-        got = cand[ptr[i]:ptr[i] + 4]                           # every point is an anchor: anchors == arange(n)
+        got = cand[ptr[i]:ptr[i] + 4]
         assert np.allclose(np.sort(D[got]), np.sort(D[same])[:4], rtol=0, atol=1e-9)
-    assert np.array_equal(anchors, np.arange(n))
 
 
 def test_candidate_lists_with_targets_per_class():

@@ -511,3 +511,25 @@ def test_select_block_matches_lexicographic_reference(rows, m, k, C, grouped, le
     ref_sim, ref_dis = _select_reference(G, sqr, sqc, rcode, ccode, rself, cand, k)
     np.testing.assert_array_equal(sim, ref_sim)
     np.testing.assert_array_equal(dis, ref_dis)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.lists(st.integers(1, 60000), min_size=1, max_size=12), d=st.integers(1, 4096),
+       work=st.sampled_from([1e8, 1e10, 5e10, 1e12]), floor=st.integers(1, 3000))
+def test_search_cap_is_maximal_within_its_budget(sizes, d, work, floor):
+    """logt.oracles.neighbors.search_cap: the whole largest class when the exhaustive search fits ``work``; else a
+    cap >= floor whose search fits with cap + 1's not fitting (the largest), or the floor when even it does not."""
+    from logt.oracles.neighbors import SELECT_COST, search_cap
+    sizes = np.array(sizes)
+    n = int(sizes.sum())
+
+    def cost(c):
+        return n * int(np.minimum(sizes, c).sum()) * (d + SELECT_COST)
+
+    cap = search_cap(sizes, d, work=work, floor=floor)
+    if cost(sizes.max()) <= work:
+        assert cap == sizes.max()
+    elif cost(floor) > work:
+        assert cap == floor
+    else:
+        assert floor <= cap < sizes.max() and cost(cap) <= work < cost(cap + 1)

@@ -51,17 +51,20 @@ def search_cap(class_sizes, n_features, work=SEARCH_WORK, floor=MAX_CANDIDATES):
     ``sum_c min(m_c, c)`` is then at most ``max(n, C * floor)`` and, above the floor, at most
     ``sqrt(work / SELECT_COST)`` (~22,800) columns: the block buffers (256 rows x pool doubles per thread) stay
     below 50 MB."""
-    sizes = np.sort(np.asarray(class_sizes, dtype=np.int64))
-    n = int(sizes.sum())
-    pool = work / (max(n, 1) * (int(n_features) + SELECT_COST))      # columns the budget allows
-    if sizes.size == 0 or n <= pool:
-        return int(sizes.max()) if sizes.size else floor
-    lo, hi = floor, int(sizes[-1])                   # the largest c in [lo, hi] with sum min(m, c) <= pool
-    if np.minimum(sizes, lo).sum() > pool:
+    sizes = sorted(int(m) for m in np.asarray(class_sizes).ravel())
+    n, per_distance = sum(sizes), int(n_features) + SELECT_COST
+
+    def fits(c):                                     # Python ints: exact against the budget
+        return n * sum(min(m, c) for m in sizes) * per_distance <= work
+
+    if not sizes or fits(sizes[-1]):                 # the exhaustive search fits
+        return sizes[-1] if sizes else floor
+    if not fits(floor):
         return floor
+    lo, hi = floor, sizes[-1]                        # the largest c in [lo, hi) that fits
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if np.minimum(sizes, mid).sum() <= pool:
+        if fits(mid):
             lo = mid
         else:
             hi = mid - 1
@@ -110,7 +113,8 @@ def _candidates(X, codes, max_candidates, rng):
     return cand_all, np.ascontiguousarray(Xc.T), sq, sq[cand_all], pos
 
 
-def neighbor_tables(X, codes, k, max_candidates=MAX_CANDIDATES, rng=0, block=256, return_distances=False, n_threads=None):
+def neighbor_tables(X, codes, k, max_candidates=MAX_CANDIDATES, rng=0, block=256, return_distances=False,
+                    n_threads=None):
     """``(sim, dis)``: two (n, k) int32 arrays of neighbour indices, padded with -1
     (``(sim, dis, dsim, ddis)`` with ``return_distances``: also their (n, k) squared
     distances as the selection computed them, ``inf`` in the padding).
