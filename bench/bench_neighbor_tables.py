@@ -15,6 +15,10 @@ session runs one BLAS thread: conftest.py); the same tables, checked. And the de
 (6,000 held-out rows against 24,000, 48 coordinates), one thread against every CPU. With
 ``--benchmark-disable``: 3,000 and 1,000 x 3,000 rows (a smoke run).
 
+The neighbour softmax's candidate lists on 12,000 x 25 rows of 2 classes (6,000 rows each): every class searched
+whole (``search_cap``'s rule: the targets exact) against the former fixed cap of 2,000 candidates per class; the
+cost of exact targets, and a check that they are at least as near (smoke run: 3,000 rows, no class capped).
+
 Also the squared distances of given pairs (``pair_sq_distances``, the learned threshold's scale)
 against the NumPy gather-and-sum.
 
@@ -117,3 +121,24 @@ def test_nn1_hits_threads(benchmark, threads, monkeypatch):
         monkeypatch.setattr(_threads, "n_cpus", lambda: 1)
     got = benchmark.pedantic(nn1_hits, (R, cr, Q, cq), rounds=3)
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("pool", ["search_cap (whole classes)", "2,000 per class"])
+def test_softmax_candidate_search(benchmark, pool, monkeypatch):
+    import logt.oracles.neighbors as nb
+    from logt.oracles.softmax import candidate_lists
+    n = 3000 if benchmark.disabled else 12_000
+    rng = np.random.default_rng(6)
+    y = np.arange(n) % 2
+    X = rng.standard_normal((n, 25)) + 0.7 * rng.standard_normal((2, 25))[y]
+    benchmark.group = "softmax candidate lists 12,000 x 25, 2 classes, 12 targets + 20 impostors"
+    exact = candidate_lists(X, y, 12, 20)
+    if pool != "search_cap (whole classes)":
+        monkeypatch.setattr(nb, "search_cap", lambda *a, **k: nb.MAX_CANDIDATES)
+    anchors, ptr, cand, n_t = benchmark.pedantic(candidate_lists, (X, y, 12, 20), rounds=3)
+    # every row's 12th target is at least as far as with whole classes (equal when no class exceeds the cap)
+    a2, p2, c2, t2 = exact
+    for i in range(0, n, 211):
+        far = ((X[cand[ptr[i]:ptr[i] + n_t[i]]] - X[i]) ** 2).sum(1).max()
+        far2 = ((X[c2[p2[i]:p2[i] + t2[i]]] - X[i]) ** 2).sum(1).max()
+        assert far2 <= far * (1 + 1e-12)
