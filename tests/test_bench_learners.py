@@ -327,6 +327,33 @@ def test_manycluster_problem_draws_few_classes_of_many_small_clusters():
     assert a[0].startswith("manycluster")
 
 
+def test_fixed_rows_keep_the_other_draws_and_the_fixed_search_cap_is_restored():
+    """``rows=N``: the same problem (kind, features, classes) with N training rows; ``fixed_search_cap``: inside,
+    the softmax's candidate search draws from ``cap`` rows per class (a 2,300-row class is subsampled), outside the
+    rule is back (the class searched whole)."""
+    pytest.importorskip("sklearn")
+    import numpy as np
+
+    from logt.bench import learners_lowdim as LL
+    from logt.oracles import neighbors
+    from logt.oracles.softmax import candidate_lists
+    for family in (LL.noisy_problem, LL.manycluster_problem):
+        a = family(0, np.random.default_rng(3))
+        b = family(0, np.random.default_rng(3), rows=2345)
+        assert b[1].shape == (2345, a[1].shape[1]) and b[0] == a[0] and b[3].shape == a[3].shape
+        assert np.unique(b[2]).size == np.unique(a[2]).size
+    rule = neighbors.search_cap
+    X = np.random.default_rng(4).standard_normal((2600, 3))
+    y = (np.arange(2600) >= 2300).astype(int)
+    with LL.fixed_search_cap(2000):
+        capped = candidate_lists(X, y, 4, 2)
+    assert neighbors.search_cap is rule
+    whole = candidate_lists(X, y, 4, 2)
+    big = np.flatnonzero(y == 0)
+    hit = lambda lists: {int(j) for a in big for j in lists[2][lists[1][a]:lists[1][a] + lists[3][a]]}  # noqa: E731
+    assert len(hit(capped)) <= 2000 < len(hit(whole))        # the targets drawn from a 2,000-row pool, or not
+
+
 def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
     pytest.importorskip("sklearn")
     import numpy as np

@@ -12,8 +12,12 @@ classes of two clusters among many noise features in unrelated units). ``--manyc
 :func:`manycluster_problem` instead (2-4 classes of 6-29 small clusters each, 1,500-12,000 rows). ``--loss L``:
 both fits with ``loss=L`` (e.g. ``pairs``, the default on dense input before the neighbour softmax);
 ``--targets K``: both fits with ``triplet_neighbors=K`` (the softmax's targets per point; ``--targets 5`` is the
-default before the count grew with the class size).
+default before the count grew with the class size). ``--rows N`` (with ``--noisy`` or ``--manycluster``): every
+problem with ``N`` training rows (its other draws unchanged). ``--search-cap C``: the softmax's neighbour search
+with a fixed cap of ``C`` candidates per class (:func:`fixed_search_cap`; ``--search-cap 2000`` is the release
+before ``logt.oracles.neighbors.search_cap``).
 """
+import contextlib
 import math
 import warnings
 
@@ -24,7 +28,7 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 __all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
            "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "noisy_problem", "NOISY_TEST_ROWS",
            "manycluster_problem", "MANYCLUSTER_TEST_ROWS",
-           "lowdim_sweep"]
+           "lowdim_sweep", "fixed_search_cap"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
@@ -166,34 +170,52 @@ def _clustered(name, n, d, k, C, clusters, test_rows, rng):
     return f"{name}{'_scaled' if scaled else ''} C={C}x{clusters}", X[:n], y[:n], X[n:], y[n:]
 
 
-def noisy_problem(i, rng):
+def noisy_problem(i, rng, rows=None):
     """``(kind, Xtr, ytr, Xte, yte)``: few classes among many noise features, in unrelated units (tabular data
     with many uninformative columns): ``make_classification`` with ``d`` = 10-59 features of which 4-9 are
     informative (no redundant ones), 2-7 classes of two clusters each, class separation 0.6-1.5, 1% flipped
-    labels, every feature multiplied by ``exp(U(-2, 2))``; ``n`` log-uniform from 800 to 6,000 training rows,
-    ``NOISY_TEST_ROWS`` test rows. ``i`` is unused (the signature of :func:`lowdim_problem`)."""
+    labels, every feature multiplied by ``exp(U(-2, 2))``; ``n`` log-uniform from 800 to 6,000 training rows
+    (``rows``: that many instead, the other draws unchanged), ``NOISY_TEST_ROWS`` test rows. ``i`` is unused (the
+    signature of :func:`lowdim_problem`)."""
     from sklearn.datasets import make_classification
     d = int(rng.integers(10, 60))
     k, C = int(rng.integers(4, 10)), int(rng.integers(2, 8))
     n = int(np.exp(rng.uniform(np.log(800), np.log(6000))))
+    n = n if rows is None else int(rows)
     X, y = make_classification(n + NOISY_TEST_ROWS, d, n_informative=k, n_redundant=0, n_classes=C,
                                class_sep=float(rng.uniform(0.6, 1.5)), random_state=int(rng.integers(2**31)))
     X = X * np.exp(rng.uniform(-2.0, 2.0, d))
     return f"noisy C={C} k={k}", X[:n], y[:n], X[n:], y[n:]
 
 
-def manycluster_problem(i, rng):
+def manycluster_problem(i, rng, rows=None):
     """``(kind, Xtr, ytr, Xte, yte)``: few classes, each of many small clusters, many rows (where the softmax's
     targets per point, which grow with the class, could reach into other clusters): ``make_classification`` with
     2-4 classes of 6-29 clusters, ``k`` = ``ceil(log2(C clusters))`` + 0-3 informative of ``k`` + 0-29 features,
     class separation 0.8-2.5, 1% flipped labels; on half of the problems per-feature scales 0.1-10 ("scaled").
-    ``n`` log-uniform from 1,500 to 12,000 training rows (13-1,000 rows per cluster), ``MANYCLUSTER_TEST_ROWS``
-    test rows. ``i`` is unused (the signature of :func:`lowdim_problem`)."""
+    ``n`` log-uniform from 1,500 to 12,000 training rows (13-1,000 rows per cluster; ``rows``: that many instead,
+    the other draws unchanged), ``MANYCLUSTER_TEST_ROWS`` test rows. ``i`` is unused (the signature of
+    :func:`lowdim_problem`)."""
     C, clusters = int(rng.integers(2, 5)), int(rng.integers(6, 30))
     k = math.ceil(math.log2(C * clusters)) + int(rng.integers(0, 4))
     d = k + int(rng.integers(0, 30))
     n = int(np.exp(rng.uniform(np.log(1500), np.log(12000))))
+    n = n if rows is None else int(rows)
     return _clustered("manycluster", n, d, k, C, clusters, MANYCLUSTER_TEST_ROWS, rng)
+
+
+@contextlib.contextmanager
+def fixed_search_cap(cap):
+    """Within the block, the neighbour softmax's search draws at most ``cap`` candidates per class whatever the
+    search's cost (:func:`logt.oracles.neighbors.search_cap` replaced by the constant; ``cap=2000`` is the release
+    before that rule): a bench arm, restored on exit."""
+    from logt.oracles import neighbors
+    rule = neighbors.search_cap
+    neighbors.search_cap = lambda class_sizes, n_features, **kw: int(cap)
+    try:
+        yield
+    finally:
+        neighbors.search_cap = rule
 
 
 def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None, **params):
@@ -237,13 +259,21 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
 
 if __name__ == "__main__":
     # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy | --manycluster]
-    #                                      [--loss L] [--targets K]
+    #                                      [--loss L] [--targets K] [--rows N] [--search-cap C]
+    import functools
     import sys
     argv = sys.argv
     families = {"--large": largen_problem, "--multicluster": multicluster_problem, "--noisy": noisy_problem,
                 "--manycluster": manycluster_problem}
     extra = {"triplet_neighbors": int(argv[argv.index("--targets") + 1])} if "--targets" in argv else {}
-    lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
-                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3,
-                 problem=next((f for flag, f in families.items() if flag in argv), lowdim_problem),
-                 loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)
+    problem = next((f for flag, f in families.items() if flag in argv), lowdim_problem)
+    if "--rows" in argv:
+        if problem not in (noisy_problem, manycluster_problem):
+            sys.exit("--rows needs --noisy or --manycluster")
+        problem = functools.partial(problem, rows=int(argv[argv.index("--rows") + 1]))
+    cap = (fixed_search_cap(int(argv[argv.index("--search-cap") + 1])) if "--search-cap" in argv
+           else contextlib.nullcontext())
+    with cap:
+        lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
+                     seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3, problem=problem,
+                     loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)
