@@ -124,8 +124,11 @@ def test_nn1_hits_threads(benchmark, threads, monkeypatch):
 
 
 @pytest.mark.parametrize("pool", ["search_cap (whole classes)", "2,000 per class"])
-def test_softmax_candidate_search(benchmark, pool, monkeypatch):
-    import logt.oracles.neighbors as nb
+def test_softmax_candidate_search(benchmark, pool):
+    import contextlib
+
+    from logt.bench.learners_lowdim import fixed_search_cap
+    from logt.oracles.neighbors import MAX_CANDIDATES
     from logt.oracles.softmax import candidate_lists
     n = 3000 if benchmark.disabled else 12_000
     rng = np.random.default_rng(6)
@@ -133,9 +136,8 @@ def test_softmax_candidate_search(benchmark, pool, monkeypatch):
     X = rng.standard_normal((n, 25)) + 0.7 * rng.standard_normal((2, 25))[y]
     benchmark.group = "softmax candidate lists 12,000 x 25, 2 classes, 12 targets + 20 impostors"
     exact = candidate_lists(X, y, 12, 20)
-    if pool != "search_cap (whole classes)":
-        monkeypatch.setattr(nb, "search_cap", lambda *a, **k: nb.MAX_CANDIDATES)
-    anchors, ptr, cand, n_t = benchmark.pedantic(candidate_lists, (X, y, 12, 20), rounds=3)
+    with contextlib.nullcontext() if pool == "search_cap (whole classes)" else fixed_search_cap(MAX_CANDIDATES):
+        anchors, ptr, cand, n_t = benchmark.pedantic(candidate_lists, (X, y, 12, 20), rounds=3)
     # every row's 12th target is at least as far as with whole classes (equal when no class exceeds the cap)
     a2, p2, c2, t2 = exact
     for i in range(0, n, 211):

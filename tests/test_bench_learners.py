@@ -261,6 +261,11 @@ def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
         assert r["default"] == (r["learned"] if r["choice"] == "learned" else r["euclid"])
 
 
+def _classes_and_clusters(kind):
+    """``(C, clusters)`` from a clustered family's kind, ``"... C=<C>x<clusters>"``."""
+    return tuple(int(v) for v in kind.split("C=")[1].split("x"))
+
+
 def test_multicluster_problem_draws_classes_of_several_clusters_and_the_sweep_passes_its_loss():
     pytest.importorskip("sklearn")
     import numpy as np
@@ -271,7 +276,7 @@ def test_multicluster_problem_draws_classes_of_several_clusters_and_the_sweep_pa
     g = np.random.default_rng(21)
     for i in range(8):
         kind, Xtr, ytr, Xte, yte = LL.multicluster_problem(i, g)
-        C, clusters = (int(v) for v in kind.split("C=")[1].split("x"))
+        C, clusters = _classes_and_clusters(kind)
         assert kind.startswith("multicluster") and 4 <= C <= 20 and 1 <= clusters <= 3
         assert 5 <= Xtr.shape[1] < 60 and Xte.shape == (LL.MULTICLUSTER_TEST_ROWS, Xtr.shape[1])
         assert max(10 * C, 100) <= Xtr.shape[0] <= 4000 and np.unique(ytr).size == C
@@ -318,7 +323,7 @@ def test_manycluster_problem_draws_few_classes_of_many_small_clusters():
     g = np.random.default_rng(7)
     for i in range(6):
         kind, Xtr, ytr, Xte, yte = LL.manycluster_problem(i, g)
-        C, clusters = (int(v) for v in kind.split("C=")[1].split("x"))
+        C, clusters = _classes_and_clusters(kind)
         assert kind.startswith("manycluster") and 2 <= C <= 4 and 6 <= clusters <= 29
         assert 1500 <= Xtr.shape[0] <= 12000 and Xte.shape == (LL.MANYCLUSTER_TEST_ROWS, Xtr.shape[1])
         assert np.unique(ytr).size == C and Xtr.shape[0] // (C * clusters) >= 12   # a cluster holds 12 targets
