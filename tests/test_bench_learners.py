@@ -248,7 +248,9 @@ def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
     lines = []
     rows = LL.lowdim_sweep(2, seed=5, log=lines.append)
     assert [r["problem"].split()[0] for r in rows] == ["digits", "dense_scaled"]
-    assert lines[-3].startswith("learned: 2 problems") and lines[-2].startswith("default: 2 problems")
+    assert lines[-4].startswith("learned: 2 problems") and lines[-3].startswith("default: 2 problems")
+    assert lines[-1] == (f"default fits with success=False: {sum(not r['success'] for r in rows)} of 2; "
+                         f"re-run by T='auto': {sum(r['regrown'] for r in rows)}")
     g = np.random.default_rng(5)
     for i, r in enumerate(rows):
         _, Xtr, ytr, Xte, yte = LL.lowdim_problem(i, g)
@@ -259,6 +261,53 @@ def test_lowdim_sweep_is_seeded_and_matches_direct_fits():
             direct = KNeighborsClassifier(5).fit(e.transform(Xtr), ytr).score(e.transform(Xte), yte)
             assert r[key][1] == pytest.approx(direct)
         assert r["default"] == (r["learned"] if r["choice"] == "learned" else r["euclid"])
+        assert r["success"] is bool(est.result_.success) and r["regrown"] is ("regrown" in est.result_.params)
+
+
+def test_imbalanced_problem_draws_one_large_class_and_rare_ones():
+    import numpy as np
+
+    from logt.bench import learners_lowdim as LL
+    g = np.random.default_rng(4)
+    for i in range(12):
+        kind, Xtr, ytr, Xte, yte = LL.imbalanced_problem(i, g)
+        C, rare = int(kind.split("C=")[1].split()[0]), float(kind.split("rare=")[1])
+        assert kind.startswith("imbalanced") and 2 <= C <= 5 and rare in (0.005, 0.01, 0.02, 0.05)
+        assert 300 <= Xtr.shape[0] < 5000 and Xtr.shape[1] in (2, 4, 8, 16, 32, 64)
+        assert Xte.shape == (LL.IMBALANCED_TEST_ROWS, Xtr.shape[1])
+        counts = np.bincount(np.r_[ytr, yte], minlength=C)
+        assert counts.argmax() == C - 1                               # the large class is the last
+        share = counts[:-1] / counts.sum()
+        assert np.all(share < 4 * rare / (1 + (C - 1) * rare) + 0.01)  # each rare class near its probability
+    a = _drawn_twice(LL.imbalanced_problem, 0, 4)
+    assert a[0].startswith("imbalanced")
+
+
+def test_single_run_budget_runs_auto_once_and_is_restored():
+    """Inside ``single_run_budget`` a fit that falls short at T="auto" keeps its one run (success False, no
+    ``regrown``); outside, the same fit is re-run; the cap is restored on exit."""
+    import warnings
+
+    import numpy as np
+
+    from logt import MetricLearner
+    from logt.bench import learners_lowdim as LL
+    from logt.metric_learning import _base
+    g = np.random.default_rng(1)
+    y = (g.random(2000) < 0.01).astype(int)
+    X = g.normal(size=(2000, 8))
+    X[y == 1] += 3                          # a rare class far from the other: the first run falls short
+    factor = _base.REGROW_MAX_FACTOR
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with LL.single_run_budget():
+            once = MetricLearner(check=False, rng=0).fit(X[:1500], y[:1500])
+        assert _base.REGROW_MAX_FACTOR == factor
+        again = MetricLearner(check=False, rng=0).fit(X[:1500], y[:1500])
+    assert once.result_.success is False and "regrown" not in once.result_.params
+    assert again.result_.success is True and once.n_calls_ <= again.result_.params["regrown"]["T"] == (
+        _base.auto_budget(0.1) // _base.SOFTMAX_BUDGET_DIVISOR)      # the same first budget
+    assert again.result_.params["regrown"]["T_suffices"] == once.result_.params["convergence"]["T_suffices"]
 
 
 def _classes_and_clusters(kind):
@@ -374,7 +423,7 @@ def test_largen_sweep_holds_rows_out_and_matches_direct_fits():
         assert Xtr.shape[1] < 128 and len(np.unique(ytr)) >= 2
     lines = []
     rows = LL.lowdim_sweep(1, seed=3, log=lines.append, problem=LL.largen_problem)     # 4,338 rows, 10 features
-    assert rows[0]["how"] == "held-out" and lines[-2].startswith("default: 1 problems")
+    assert rows[0]["how"] == "held-out" and lines[-3].startswith("default: 1 problems")
     _, Xtr, ytr, Xte, yte = LL.largen_problem(0, np.random.default_rng(3))
     est = MetricLearner(rng=0).fit(Xtr, ytr)
     assert rows[0]["choice"] == est.metric_choice_

@@ -15,7 +15,10 @@ both fits with ``loss=L`` (e.g. ``pairs``, the default on dense input before the
 default before the count grew with the class size). ``--rows N`` (with ``--noisy`` or ``--manycluster``): every
 problem with ``N`` training rows (its other draws unchanged). ``--search-cap C``: the softmax's neighbour search
 with a fixed cap of ``C`` candidates per class (:func:`fixed_search_cap`; ``--search-cap 2000`` is the release
-before ``logt.oracles.neighbors.search_cap``).
+before ``logt.oracles.neighbors.search_cap``). ``--imbalanced``: :func:`imbalanced_problem` instead (one large
+class and 1-4 rare ones). ``--single-run``: ``T="auto"`` runs each fit once, as before its re-run of a fit that
+falls short (:func:`single_run_budget`). Each sweep ends with how many fits said ``success=False`` and how many
+``T="auto"`` re-ran.
 """
 import contextlib
 import math
@@ -27,8 +30,8 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 
 __all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
            "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "noisy_problem", "NOISY_TEST_ROWS",
-           "manycluster_problem", "MANYCLUSTER_TEST_ROWS",
-           "lowdim_sweep", "fixed_search_cap"]
+           "manycluster_problem", "MANYCLUSTER_TEST_ROWS", "imbalanced_problem", "IMBALANCED_TEST_ROWS",
+           "lowdim_sweep", "fixed_search_cap", "single_run_budget"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
@@ -37,6 +40,7 @@ LARGEN_TEST_ROWS = 2000
 MULTICLUSTER_TEST_ROWS = 1500
 NOISY_TEST_ROWS = 1500
 MANYCLUSTER_TEST_ROWS = 1500
+IMBALANCED_TEST_ROWS = 1500
 
 
 def _onehot(m, d, rng):
@@ -204,6 +208,37 @@ def manycluster_problem(i, rng, rows=None):
     return _clustered("manycluster", n, d, k, C, clusters, MANYCLUSTER_TEST_ROWS, rng)
 
 
+def imbalanced_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``: one large class and 1-4 rare ones, each rare class drawn with
+    probability 0.5%, 1%, 2% or 5% of the large one's (where the softmax's curvature at ``W = 0`` can be
+    1e3-1e6 times ``lam``): class means ``N(0, s^2 I)`` with ``s`` uniform in 0.3-4, unit Gaussian noise,
+    features scaled by ``exp(U(0, log r))`` with ``r`` one of 1, 1e2, 1e4; ``d`` one of 2, 4, 8, 16, 32, 64;
+    300-5,000 training rows and ``IMBALANCED_TEST_ROWS`` test rows of the same draw (a class may have no test
+    row). ``i`` is unused (the signature of :func:`lowdim_problem`)."""
+    n = int(rng.integers(300, 5000))
+    d = int(rng.choice([2, 4, 8, 16, 32, 64]))
+    C = int(rng.integers(2, 6))
+    rare = float(rng.choice([0.005, 0.01, 0.02, 0.05]))
+    p = np.r_[np.full(C - 1, rare), 1.0]
+    y = rng.choice(C, n + IMBALANCED_TEST_ROWS, p=p / p.sum())
+    X = rng.normal(size=(C, d)) * float(rng.uniform(0.3, 4.0))
+    X = (X[y] + rng.normal(size=(y.size, d))) * np.exp(rng.uniform(0.0, np.log(float(rng.choice([1, 1e2, 1e4]))), d))
+    return f"imbalanced C={C} rare={rare:g}", X[:n], y[:n], X[n:], y[n:]
+
+
+@contextlib.contextmanager
+def single_run_budget():
+    """Within the block, ``T="auto"`` runs each fit once (``logt.metric_learning._base.REGROW_MAX_FACTOR`` set to
+    0: no re-run of a fit that falls short, the release before that rule): a bench arm, restored on exit."""
+    from logt.metric_learning import _base
+    factor = _base.REGROW_MAX_FACTOR
+    _base.REGROW_MAX_FACTOR = 0
+    try:
+        yield
+    finally:
+        _base.REGROW_MAX_FACTOR = factor
+
+
 @contextlib.contextmanager
 def fixed_search_cap(cap):
     """Within the block, the neighbour softmax's search draws at most ``cap`` candidates per class whatever the
@@ -219,9 +254,11 @@ def fixed_search_cap(cap):
 
 
 def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None, **params):
-    """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds)`` for
+    """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds, success,
+    regrown)`` (the last two: the default fit's ``result_.success`` and whether ``T="auto"`` re-ran it) for
     ``problem`` (:func:`lowdim_problem`, :func:`largen_problem`, :func:`multicluster_problem`,
-    :func:`noisy_problem` or :func:`manycluster_problem`) ``0..n_problems-1`` (skipped: no class with two rows,
+    :func:`noisy_problem`, :func:`manycluster_problem` or :func:`imbalanced_problem`) ``0..n_problems-1``
+    (skipped: no class with two rows,
     fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``,
     ``loss`` (None: the default's) and the learner's parameters ``params`` (e.g. ``triplet_neighbors``)."""
     from logt import MetricLearner
@@ -245,7 +282,8 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
         r = dict(problem=f"{kind} n={len(ytr)} d={active}", n=len(ytr), active=active, choice=est.metric_choice_,
                  how=how, euclid=_knn(Xtr, ytr, Xte, yte), seconds_learned=t0, seconds=t1,
                  learned=_knn(plain.transform(Xtr), ytr, plain.transform(Xte), yte),
-                 default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte))
+                 default=_knn(est.transform(Xtr), ytr, est.transform(Xte), yte),
+                 success=bool(est.result_.success), regrown="regrown" in est.result_.params)
         log(f"{i:3d} {r['problem']:34s} Euclidean {r['euclid'][0]:.3f}/{r['euclid'][1]:.3f} learned "
             f"{r['learned'][0]:.3f}/{r['learned'][1]:.3f} default {r['default'][0]:.3f}/{r['default'][1]:.3f} "
             f"({r['choice']}, {how}; {t0:.2f} s / {t1:.2f} s)")
@@ -254,17 +292,20 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
         log(sweep_summary(rows, key))
     t = np.array([r["seconds"] / r["seconds_learned"] for r in rows])
     log(f"fit time with the check / without: median {np.median(t):.2f}x, max {t.max():.1f}x")
+    log(f"default fits with success=False: {sum(not r['success'] for r in rows)} of {len(rows)}; "
+        f"re-run by T='auto': {sum(r['regrown'] for r in rows)}")
     return rows
 
 
 if __name__ == "__main__":
     # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy | --manycluster]
-    #                                      [--loss L] [--targets K] [--rows N] [--search-cap C]
+    #                                      [--imbalanced] [--loss L] [--targets K] [--rows N] [--search-cap C]
+    #                                      [--single-run]
     import functools
     import sys
     argv = sys.argv
     families = {"--large": largen_problem, "--multicluster": multicluster_problem, "--noisy": noisy_problem,
-                "--manycluster": manycluster_problem}
+                "--manycluster": manycluster_problem, "--imbalanced": imbalanced_problem}
     extra = {"triplet_neighbors": int(argv[argv.index("--targets") + 1])} if "--targets" in argv else {}
     problem = next((f for flag, f in families.items() if flag in argv), lowdim_problem)
     if "--rows" in argv:
@@ -273,7 +314,8 @@ if __name__ == "__main__":
         problem = functools.partial(problem, rows=int(argv[argv.index("--rows") + 1]))
     cap = (fixed_search_cap(int(argv[argv.index("--search-cap") + 1])) if "--search-cap" in argv
            else contextlib.nullcontext())
-    with cap:
+    once = single_run_budget() if "--single-run" in argv else contextlib.nullcontext()
+    with cap, once:
         lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
                      seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3, problem=problem,
                      loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)

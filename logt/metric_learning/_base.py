@@ -364,11 +364,50 @@ AUTO_T_MAX = 100_000_000
 
 SOFTMAX_BUDGET_DIVISOR = 5    # T="auto" for the softmax loss: auto_budget(lam) / 5 anchors
 
+# T="auto" re-runs a fit once whose run fell short of what its own analysis needs (a structural verdict with a
+# budget that suffices, ``result.params["convergence"]["T_suffices"]``: the curvature estimate's L/lam asks for
+# longer stages than the budget's projections allow), at REGROW_MARGIN times that budget (the re-run's own
+# estimates vary by ~20% and their batches grow with T), when that is at most REGROW_MAX_FACTOR times the auto
+# budget and its work (regrow_work) at most REGROW_WORK, about 3-4 s on one core here. On imbalanced classes
+# (rare classes far from the others: L/lam of 1e3-1e6 at W = 0) the first run fell short on a quarter to a third
+# of random problems; docs/guide/metric-learning.md, "When T='auto' re-runs".
+REGROW_MARGIN = 1.5
+REGROW_MAX_FACTOR = 32
+REGROW_WORK = 5e10
+EIGH_COST = 10                # flops of one projection of a (d, d) matrix, in units of d^3 (dsyevr, every pair)
+
 
 def auto_budget(lam):
     """``T`` of ``T="auto"``: ``min(AUTO_T_MAX, max(AUTO_T_MIN, ceil(AUTO_T_SCALE / lam)))`` pair gradients
     (1e5 for lam >= 2e-3, 2e5 at lam = 1e-3, 2e6 at 1e-4)."""
     return int(min(AUTO_T_MAX, max(AUTO_T_MIN, math.ceil(AUTO_T_SCALE / float(lam)))))
+
+
+def regrow_budget(res, T, oracle):
+    """The budget at which ``T="auto"`` re-runs a fit whose run ``res`` (at budget ``T``) fell short of its
+    analysis (:data:`REGROW_MARGIN` x its verdict's ``T_suffices``), or None: the run converged, its verdict names
+    no budget (e.g. the end-of-run check failed), or the re-run would exceed ``REGROW_MAX_FACTOR * T`` or
+    ``REGROW_WORK`` (:func:`regrow_work`)."""
+    if res.success:
+        return None
+    need = (res.params.get("convergence") or {}).get("T_suffices")
+    if not need:
+        return None
+    T2 = int(math.ceil(REGROW_MARGIN * int(need)))
+    if T2 <= T or T2 > min(REGROW_MAX_FACTOR * T, AUTO_T_MAX):
+        return None
+    return T2 if regrow_work(res, T2, oracle) <= REGROW_WORK else None
+
+
+def regrow_work(res, T2, oracle):
+    """Flops of a re-run at budget ``T2``, from the first run ``res``'s calls and projections scaled by
+    ``T2 / n_calls``: ``T2 w d^2 + (T2 / n_calls) n_projections EIGH_COST d^3`` with ``d`` the oracle's side and
+    ``w`` the candidate differences per oracle sample (the softmax: its mean candidate count; pairs 1)."""
+    d = float(oracle.shape[0])
+    anchors = getattr(oracle, "anchors", None)
+    w = float(oracle.candidates.size) / anchors.size if anchors is not None and anchors.size else 1.0
+    scale = T2 / max(int(res.n_calls), 1)
+    return T2 * w * d * d + scale * int(res.n_projections) * EIGH_COST * d ** 3
 
 
 def _other_loss_hint(loss):
@@ -419,6 +458,10 @@ class MahalanobisLearner(BaseEstimator):
                 or self.n_eval_pairs < 1:
             raise ValueError(f"n_eval_pairs must be an int >= 1, got {self.n_eval_pairs!r}")
         check_rng(self.rng) if not isinstance(self.rng, np.random.Generator) else None
+
+    @property
+    def _auto_budget(self):
+        return isinstance(self.T, str) and self.T == "auto"
 
     def _budget(self):
         """The budget of oracle calls: ``T``, or for ``T="auto"`` :func:`auto_budget` of ``lam`` (pair
@@ -477,9 +520,17 @@ class MahalanobisLearner(BaseEstimator):
         """Run logT on ``oracle`` over the PSD cone and set the metric; ``stacklevel`` points a
         DegenerateMetricWarning at the caller of ``fit``, whose message names what follows a zero metric
         (``zero_fallback``, :meth:`_zero_metric_message`)."""
+        T = self._budget()
         with single_threaded_blas():
-            res = run_minimize(oracle, PSDCone(oracle.shape[0]), self._budget(), self.method, self.params,
+            res = run_minimize(oracle, PSDCone(oracle.shape[0]), T, self.method, self.params,
                                self.options, gen, warn=False)      # fit's end says it (_fitted)
+            T2 = regrow_budget(res, T, oracle) if self._auto_budget else None
+            if T2 is not None:                                     # T="auto": once more, at the budget it needs
+                first = res.params["convergence"]
+                res = run_minimize(oracle, PSDCone(oracle.shape[0]), T2, self.method, self.params,
+                                   self.options, gen, warn=False)
+                res.params["regrown"] = {"T": T, "T_suffices": first.get("T_suffices"), "rerun_T": T2,
+                                         "cause": first.get("cause")}
         W, b = oracle.split_point(res.x)
         s, U = np.linalg.eigh(0.5 * (W + W.T))        # one eigendecomposition: the zero test and components_
         if _largest_is_zero(float(s[-1]), oracle) or (res.method == "logt_acc"
@@ -512,10 +563,24 @@ class MahalanobisLearner(BaseEstimator):
                     "use this run, but a converged run may learn a metric that beats them.")
         warnings.warn(
             f"{type(self).__name__}: learning the metric did not converge (result_.success is False, method "
-            f"{res.method!r}): {verdict['cause']}. Remedy: {verdict['remedy']}; T, method and lam are this "
-            f"estimator's parameters, logt.minimize's other options (such as proj_frac) go in options=.{kept}",
-            ConvergenceWarning, stacklevel=stacklevel)
+            f"{res.method!r}): {verdict['cause']}.{self._regrow_note(res)} Remedy: {verdict['remedy']}; T, method "
+            f"and lam are this estimator's parameters, logt.minimize's other options (such as proj_frac) go in "
+            f"options=.{kept}", ConvergenceWarning, stacklevel=stacklevel)
         return self
+
+    def _regrow_note(self, res):
+        """The ConvergenceWarning's words on ``T="auto"``'s re-run (:func:`regrow_budget`): made, or why not."""
+        if not self._auto_budget:
+            return ""
+        again = res.params.get("regrown")
+        if again:
+            need = again.get("T_suffices")
+            why = f" ({REGROW_MARGIN:g}x the {need:,} the first run's estimates asked for)" if need else ""
+            return f" T='auto' ran it twice: at T = {again['T']:,}, then at {again['rerun_T']:,}{why}."
+        if (res.params.get("convergence") or {}).get("T_suffices"):
+            return (f" T='auto' re-runs a fit at the budget it needs only up to {REGROW_MAX_FACTOR}x its own "
+                    f"budget and about {REGROW_WORK:.0e} flops (logt.metric_learning._base.regrow_budget).")
+        return ""
 
     def _zero_metric_message(self, fallback=None):
         """The DegenerateMetricWarning's text for what follows a zero metric (``fallback``): ``"euclidean"``,

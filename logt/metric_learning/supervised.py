@@ -144,7 +144,9 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         int or "auto" (default), budget of oracle samples: pair gradients (pair loss), anchors (softmax: each about
         ``3 + 2 n_neighbors`` candidates) or triplets. "auto": ``max(1e5, 200 / lam)`` (capped at 1e8), a fifth
         of it in anchors for the softmax: 1e5 pairs or 2e4 anchors at the default ``lam``; see
-        ``logt.metric_learning.auto_budget``.
+        ``logt.metric_learning.auto_budget``. A run that falls short of what its own analysis needs is run once
+        more at 1.5x the budget it names (within 32x and a work cap; ``result_.params["regrown"]``,
+        ``logt.metric_learning._base.regrow_budget``). An int is used as given, once.
     scaling
         "auto" (default: per-feature standardization for dense input, one
         common factor for sparse; with an int ``n_components`` on wide input,
