@@ -341,6 +341,28 @@ def test_bad_inputs(data, fitted):
         fitted.get_metric()(np.zeros(5), np.zeros(5))
 
 
+@pytest.mark.parametrize("y", [np.linspace(-1, 1, 240),                       # a regression target
+                               np.tile([0.5, 1.5], 120),                       # floats that are not whole numbers
+                               np.tile(np.array([1, 2.5], dtype=object), 120),
+                               np.round(np.linspace(0, 3, 240), 1)])          # a rounded target: 31 values
+def test_continuous_labels_are_an_error_not_classes(data, y):
+    # scikit-learn's type_of_target "continuous" (its classifiers and NCA reject it): a target mistaken for classes
+    # would be fitted silently as dozens or hundreds of classes
+    X, _ = data
+    with pytest.raises(ValueError, match=r"Unknown label type: continuous\. y holds float values .* \(e\.g\. "):
+        MetricLearner(**FAST).fit(X, y)
+
+
+@pytest.mark.parametrize("y", [np.tile([0.0, 1.0, 2.0], 80), np.tile([-3.0, 7.0], 120),
+                               np.tile(np.array([1, 2.0], dtype=object), 120)])
+def test_whole_number_float_labels_are_classes(data, y):
+    X, _ = data
+    est = MetricLearner(rng=0, **FAST).fit(X, y)
+    ref = MetricLearner(rng=0, **FAST).fit(X, y.astype(float).astype(int))
+    assert [float(c) for c in est.classes_] == sorted({float(v) for v in y})
+    np.testing.assert_array_equal(est.components_, ref.components_)
+
+
 def test_pickle_and_clone_of_fitted(data, fitted):
     X, _ = data
     for c in (pickle.loads(pickle.dumps(fitted)),):

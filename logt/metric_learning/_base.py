@@ -190,8 +190,29 @@ def check_labels(y, n, name="y"):
         for v in y:
             if isinstance(v, float) and not math.isfinite(v):
                 raise ValueError(f"Input {name} contains NaN or infinity.")
+    _check_not_continuous(y, name)
     classes, codes = label_codes(y, name)
     return y, classes, codes
+
+
+def _check_not_continuous(y, name):
+    """A ValueError when ``y`` (1-D, finite) holds float labels that are not whole numbers: regression targets,
+    not classes (scikit-learn's ``type_of_target`` "continuous", which its classifiers and NCA reject too;
+    whole-number floats such as 1.0 / 2.0 are class labels)."""
+    if y.dtype.kind == "f":
+        frac = y != np.floor(y)
+    elif y.dtype.kind == "O":
+        frac = np.array([isinstance(v, (float, np.floating)) and float(v) != math.floor(v) for v in y], dtype=bool)
+    else:
+        return
+    if frac.any():
+        v = y[np.flatnonzero(frac)[0]]
+        raise ValueError(
+            f"Unknown label type: continuous. {name} holds float values that are not whole numbers (e.g. "
+            f"{float(v):g}): the metric learners learn from class labels, not regression targets. If the values are "
+            "classes, "
+            f"pass them as int or str (e.g. {name}.astype(str)); to learn from a continuous target, bin it first "
+            "(e.g. numpy.digitize on its quantiles)")
 
 
 def _active_columns(X, active):
