@@ -1,6 +1,6 @@
 """T="auto"'s re-run (logt.metric_learning._base.regrow_budget): a fit whose run fell short of what its own analysis
 needs is run once more at REGROW_MARGIN x the budget its verdict names, within REGROW_MAX_FACTOR x the auto budget
-and REGROW_WORK flops; an int T is never re-run."""
+and REGROW_WORK (a work model); an int T is never re-run."""
 import math
 import types
 import warnings
@@ -87,7 +87,8 @@ def test_a_re_run_beyond_the_caps_is_not_made_and_the_warning_says_so(monkeypatc
     monkeypatch.setattr(_base, "REGROW_MAX_FACTOR", 1)
     est, caught = _fit(MetricLearner(check=False, rng=0), X, y)
     assert est.result_.success is False and "regrown" not in est.result_.params and len(caught) == 1
-    assert "T='auto' re-runs a fit at the budget it needs only up to 1x" in str(caught[0].message)
+    assert "T='auto' re-runs a fit at the budget it needs only up to 1x its own budget and a work cap" in str(
+        caught[0].message)
     assert est.n_calls_ <= _auto_T()
 
 
@@ -147,13 +148,24 @@ def test_regrow_budget_factor_cap():
 def test_regrow_work_formula_and_cap():
     res = _result(need=30_000, n_calls=20_000, n_projections=400)
     d, w, T2 = 64, 32, 45_000
-    expect = T2 * w * d * d + (T2 / 20_000) * 400 * _base.EIGH_COST * d ** 3
+    proj = (T2 / 20_000) * 400 * (_base.EIGH_COST * d ** 3 + _base.EIGH_OVERHEAD)
+    expect = T2 * w * (d * d + _base.CALL_OVERHEAD) + proj
     assert _base.regrow_work(res, T2, _softmax_like(d, per_anchor=w)) == pytest.approx(expect, rel=1e-12)
     # pairs (no candidate lists): one difference per sample
     pairs = types.SimpleNamespace(shape=(d, d))
-    assert _base.regrow_work(res, T2, pairs) == pytest.approx(T2 * d * d + (T2 / 20_000) * 400 * _base.EIGH_COST
-                                                               * d ** 3, rel=1e-12)
+    assert _base.regrow_work(res, T2, pairs) == pytest.approx(T2 * (d * d + _base.CALL_OVERHEAD) + proj, rel=1e-12)
     # the same need on a wide oracle: over REGROW_WORK, not re-run
     wide = _softmax_like(512)
     assert _base.regrow_work(res, T2, wide) > _base.REGROW_WORK
     assert _base.regrow_budget(res, 20_000, wide) is None
+
+
+def test_regrow_work_bounds_a_small_lam_budget():
+    # lam = 1e-6: T="auto" is 2e7 anchors; a need of 6e7 (x1.5 = 9e7 <= 32 T and AUTO_T_MAX) on 2 features is
+    # ~70 s of sampling here (12 ns per candidate): the overhead term keeps it out
+    T = _base.auto_budget(1e-6) // _base.SOFTMAX_BUDGET_DIVISOR
+    res = _result(need=60_000_000, n_calls=T, n_projections=T // 50)
+    assert _base.regrow_work(res, 90_000_000, _softmax_like(2)) > _base.REGROW_WORK
+    assert _base.regrow_budget(res, T, _softmax_like(2)) is None
+    # while a need of 4e4 at the default lam on 2 features is re-run
+    assert _base.regrow_budget(_result(need=40_000), 20_000, _softmax_like(2)) == 60_000

@@ -389,13 +389,19 @@ SOFTMAX_BUDGET_DIVISOR = 5    # T="auto" for the softmax loss: auto_budget(lam) 
 # budget that suffices, ``result.params["convergence"]["T_suffices"]``: the curvature estimate's L/lam asks for
 # longer stages than the budget's projections allow), at REGROW_MARGIN times that budget (the re-run's own
 # estimates vary by ~20% and their batches grow with T), when that is at most REGROW_MAX_FACTOR times the auto
-# budget and its work (regrow_work) at most REGROW_WORK, about 3-4 s on one core here. On imbalanced classes
-# (rare classes far from the others: L/lam of 1e3-1e6 at W = 0) the first run fell short on a quarter to a third
-# of random problems; docs/guide/metric-learning.md, "When T='auto' re-runs".
+# budget and its work (regrow_work) at most REGROW_WORK. On imbalanced classes (rare classes far from the others:
+# L/lam of 1e3-1e6 at W = 0) the first run fell short on a quarter to a third of random problems;
+# docs/guide/metric-learning.md, "When T='auto' re-runs".
 REGROW_MARGIN = 1.5
 REGROW_MAX_FACTOR = 32
-REGROW_WORK = 5e10
-EIGH_COST = 10                # flops of one projection of a (d, d) matrix, in units of d^3 (dsyevr, every pair)
+# regrow_work's units: one candidate difference of a (d, d) oracle sample costs d^2 + CALL_OVERHEAD, one projection
+# EIGH_COST d^3 + EIGH_OVERHEAD; measured here (the softmax's mean_grad and PSDCone.project at d = 2-128, one core)
+# a unit is ~0.025 ns for the samples (12 ns per candidate at d = 2, 116 ns at 64) and the projections within 2x
+# (20 us at d = 8, 0.5 ms at 64, 1.1 ms at 128), so REGROW_WORK = 1.6e11 is about 4 s
+CALL_OVERHEAD = 512
+EIGH_COST = 40
+EIGH_OVERHEAD = 1e6
+REGROW_WORK = 1.6e11
 
 
 def auto_budget(lam):
@@ -421,14 +427,16 @@ def regrow_budget(res, T, oracle):
 
 
 def regrow_work(res, T2, oracle):
-    """Flops of a re-run at budget ``T2``, from the first run ``res``'s calls and projections scaled by
-    ``T2 / n_calls``: ``T2 w d^2 + (T2 / n_calls) n_projections EIGH_COST d^3`` with ``d`` the oracle's side and
-    ``w`` the candidate differences per oracle sample (the softmax: its mean candidate count; pairs 1)."""
+    """The work of a re-run at budget ``T2`` (units of ``REGROW_WORK``), from the first run ``res``'s projections
+    scaled by ``T2 / n_calls``: ``T2 w (d^2 + CALL_OVERHEAD) + (T2 / n_calls) n_projections (EIGH_COST d^3 +
+    EIGH_OVERHEAD)`` with ``d`` the oracle's side and ``w`` the candidate differences per oracle sample (the
+    softmax: its mean candidate count; pairs 1)."""
     d = float(oracle.shape[0])
     anchors = getattr(oracle, "anchors", None)
     w = float(oracle.candidates.size) / anchors.size if anchors is not None and anchors.size else 1.0
     scale = T2 / max(int(res.n_calls), 1)
-    return T2 * w * d * d + scale * int(res.n_projections) * EIGH_COST * d ** 3
+    return (T2 * w * (d * d + CALL_OVERHEAD)
+            + scale * int(res.n_projections) * (EIGH_COST * d ** 3 + EIGH_OVERHEAD))
 
 
 def _other_loss_hint(loss):
@@ -600,7 +608,7 @@ class MahalanobisLearner(BaseEstimator):
             return f" T='auto' ran it twice: at T = {again['T']:,}, then at {again['rerun_T']:,}{why}."
         if (res.params.get("convergence") or {}).get("T_suffices"):
             return (f" T='auto' re-runs a fit at the budget it needs only up to {REGROW_MAX_FACTOR}x its own "
-                    f"budget and about {REGROW_WORK:.0e} flops (logt.metric_learning._base.regrow_budget).")
+                    f"budget and a work cap of about 4 s (logt.metric_learning._base.regrow_budget).")
         return ""
 
     def _zero_metric_message(self, fallback=None):
