@@ -105,6 +105,36 @@ def test_budget_plan_cases():
     assert ACC.sufficient_T(1e4, 1.0, sigma2=1e-6, mean_sq=1.0) > ACC.sufficient_T(1e4, 1.0)
 
 
+def _passes(T, L, lam, noise):
+    p = ACC.budget_plan(T, L, lam, int(0.02 * T) - 1, **noise)
+    return not p["fallback"] and not p["bias_limited"] and len(p["batches"]) >= 2
+
+
+def test_sufficient_T_is_above_the_run_and_its_failing_budgets():
+    # measured on an imbalanced softmax problem (L/lam = 1,240 with little noise): passing is not monotone in T
+    L, lam, noise = 124.1197, 0.1, {"sigma2": 39.7548, "mean_sq": 117.5481}
+    assert _passes(12_500, L, lam, noise) and not any(_passes(T, L, lam, noise) for T in (15_000, 17_500, 20_000))
+    Ts = ACC.sufficient_T(L, lam, **noise)
+    assert Ts > 20_000                                            # not 12,500: budgets above it fail
+    assert ACC.sufficient_T(L, lam, above=Ts, **noise) > Ts
+    # on a grid of problems: the answer and the next SUFFICIENT_AHEAD grid budgets pass, and it exceeds `above`
+    g = np.random.default_rng(0)
+    for _ in range(60):
+        L, noise = float(10 ** g.uniform(0, 5)), {"sigma2": float(10 ** g.uniform(-6, 2)), "mean_sq": 1.0}
+        above = int(10 ** g.uniform(3, 6))
+        Ts = ACC.sufficient_T(L, 1.0, above=above, **noise)
+        assert Ts > above
+        N, N_last = ACC.theory_N(L, 1.0), ACC.theory_N(L, 1.0, ACC.N_LAST_FACTOR)
+        grid, T = [], (N + N_last + 1) / 0.02                    # the grid as sufficient_T walks it
+        while T < 2.0 ** 62:
+            grid.append(int(np.ceil(T)))
+            T *= 1.25
+        j = grid.index(Ts)
+        assert all(_passes(T, L, 1.0, noise) for T in grid[j:j + ACC.SUFFICIENT_AHEAD + 1])
+        assert j == 0 or grid[j - 1] <= above or not all(
+            _passes(T, L, 1.0, noise) for T in grid[j - 1:j + ACC.SUFFICIENT_AHEAD])        # the first such
+
+
 # ---- the default call -------------------------------------------------------------------------------
 def test_default_is_logt_bit_for_bit_where_the_epochs_contract():
     oracle, dom = PSDQuadratic(np.zeros((5, 5))), PSDCone(5)

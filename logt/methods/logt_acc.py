@@ -165,19 +165,35 @@ def budget_plan(R, L, lam, P, growth=4, sigma2=None, mean_sq=None):
     return out
 
 
-def sufficient_T(L, lam, frac=PROJ_FRAC, growth=4, sigma2=None, mean_sq=None):
-    """A budget ``T`` whose plan (:func:`budget_plan`, with the noise measured at ``x0``) is neither a
-    fallback nor bias-limited: the first of ``T = (N + N_last + 1)/frac * 1.25^j`` (at most ``2**62``)."""
+SUFFICIENT_AHEAD = 3     # sufficient_T: the grid points after the answer whose plans must pass too
+
+
+def _plan_passes(T, L, lam, frac, growth, sigma2, mean_sq):
+    plan = budget_plan(T, L, lam, int(frac * T) - 1, growth, sigma2=sigma2, mean_sq=mean_sq)
+    return not plan["fallback"] and not plan["bias_limited"] and len(plan["batches"]) >= 2
+
+
+def sufficient_T(L, lam, frac=PROJ_FRAC, growth=4, sigma2=None, mean_sq=None, above=0):
+    """A budget ``T > above`` whose plan (:func:`budget_plan`, with the noise measured at ``x0``) is neither a
+    fallback nor bias-limited, nor the plans of the next ``SUFFICIENT_AHEAD`` budgets: the first such ``T`` of the
+    grid ``T = (N + N_last + 1)/frac * 1.25^j`` (at most ``2**62``; None beyond). Passing is not monotone in ``T``:
+    a larger budget's last batch lowers the noise level the stages must reach, so it may need a stage more before
+    the projections allow one (L/lam = 1,240: 12,500 passes, 15,000-20,000 do not, 25,000 on do), and a budget
+    "of at least T" must not name one with failing budgets above it, nor one below the run's own (``above``)."""
     N = theory_N(L, lam)
     N_last = theory_N(L, lam, N_LAST_FACTOR)
     T = (N + N_last + 1) / frac
+    found, ahead = None, 0
     while T < 2.0 ** 62:
         Ti = int(math.ceil(T))
-        plan = budget_plan(Ti, L, lam, int(frac * Ti) - 1, growth, sigma2=sigma2, mean_sq=mean_sq)
-        if not plan["fallback"] and not plan["bias_limited"] and len(plan["batches"]) >= 2:
-            return Ti
+        if Ti > above and _plan_passes(Ti, L, lam, frac, growth, sigma2, mean_sq):
+            found, ahead = (Ti, 0) if found is None else (found, ahead + 1)
+            if ahead == SUFFICIENT_AHEAD:
+                return found
+        else:
+            found = None
         T *= 1.25
-    return None
+    return found
 
 
 REFINE_B = 512          # the stages' second curvature estimate: batch up to this
@@ -708,7 +724,7 @@ def _budget_structure(run, params, L, plan):
     frac = params["proj_frac"]
     noisy = params.get("noise_calls", 0) > 0
     T_ok = sufficient_T(L, run.lam, frac, params["growth_max"], sigma2=params["noise_sigma2"] if noisy else None,
-                        mean_sq=params["noise_mean_sq"] if noisy else None)
+                        mean_sq=params["noise_mean_sq"] if noisy else None, above=run.T)
     if plan["fallback"]:
         cause = (f"T = {run.T:,} is too small for the estimated L/lam = {L / run.lam:.3g}: one contracting AC-SA "
                  f"stage needs N = {theory_N(L, run.lam)} projections plus {theory_N(L, run.lam, N_LAST_FACTOR)} "
