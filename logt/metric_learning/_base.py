@@ -209,10 +209,9 @@ def _check_not_continuous(y, name):
         v = y[np.flatnonzero(frac)[0]]
         raise ValueError(
             f"Unknown label type: continuous. {name} holds float values that are not whole numbers (e.g. "
-            f"{float(v):g}): the metric learners learn from class labels, not regression targets. If the values are "
-            "classes, "
-            f"pass them as int or str (e.g. {name}.astype(str)); to learn from a continuous target, bin it first "
-            "(e.g. numpy.digitize on its quantiles)")
+            f"{float(v):g}): the metric learners learn from class labels, not regression targets. If the values "
+            f"are classes, pass them as int or str (e.g. {name}.astype(str)); to learn from a continuous target, "
+            "bin it first (e.g. numpy.digitize on its quantiles)")
 
 
 def _active_columns(X, active):
