@@ -2,8 +2,9 @@
 calibrate_threshold, set_threshold, get_metric), its oracle over given pairs, and scikit-learn's checks
 that apply to a pairs estimator."""
 import copy
-import warnings
 import pickle
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -139,8 +140,16 @@ def test_bad_inputs(fitted):
     e = PairsMetricLearner(**FAST)
     with pytest.raises(ValueError, match=r"shape \(n_pairs, 2, n_features\)"):
         e.fit(P[:, 0, :], yp)
-    with pytest.raises(ValueError, match=r"\+1 \(similar\) or -1"):
+    with pytest.raises(ValueError, match=r"\+1 \(similar\) or -1 .* got the values \{0, 1\}; .* pass 2 \* y - 1$"):
         e.fit(P, (yp > 0).astype(int))                   # 0/1 labels are not metric-learn's convention
+    with pytest.raises(ValueError, match=r"got the values \{False, True\}; .* 2 \* y - 1$"):
+        e.fit(P, yp > 0)
+    for other, shown in ((np.where(yp > 0, 1, 2), "{1, 2}"), (np.where(yp > 0, "s", "d"), "{d, s}"),
+                         (np.arange(len(yp)), "{0, 1, 2, 3, 4, 5, ...}")):
+        with pytest.raises(ValueError, match=r"got the values " + re.escape(shown) + "$"):      # no 0/1 hint
+            e.fit(P, other)
+    np.testing.assert_array_equal(PairsMetricLearner(rng=0, **FAST).fit(P, 2 * (yp > 0) - 1).components_,
+                                  PairsMetricLearner(rng=0, **FAST).fit(P, yp).components_)   # the hint's remedy
     with pytest.raises(ValueError, match="600 pairs but y has 599"):
         e.fit(P, yp[:-1])
     with pytest.raises(ValueError, match="both similar"):

@@ -192,7 +192,11 @@ def _check_pair_labels(y, n):
     if len(y) != n:
         raise ValueError(f"pairs has {n} pairs but y has {len(y)} labels")
     if y.dtype.kind not in "iufb" or not np.isin(y, (-1, 1)).all():
-        raise ValueError("y must hold +1 (similar) or -1 (dissimilar) for each pair")
+        found = np.unique(y) if y.dtype.kind != "O" else np.array(sorted({repr(v) for v in y}))
+        shown = ", ".join(str(v) for v in found[:6]) + (", ..." if found.size > 6 else "")
+        hint = ("; for 1 = similar, 0 = dissimilar pass 2 * y - 1" if y.dtype.kind in "iufb" and found.size <= 2
+                and np.isin(found, (0, 1)).all() else "")
+        raise ValueError(f"y must hold +1 (similar) or -1 (dissimilar) for each pair, got the values {{{shown}}}{hint}")
     return y.astype(np.int64)
 
 
