@@ -227,30 +227,29 @@ def imbalanced_problem(i, rng):
 
 
 @contextlib.contextmanager
+def _swapped(module, name, value):
+    """Within the block, ``module.name`` is ``value`` (a bench arm's patch), restored on exit."""
+    kept = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, kept)
+
+
 def single_run_budget():
     """Within the block, ``T="auto"`` runs each fit once (``logt.metric_learning._base.REGROW_MAX_FACTOR`` set to
     0: no re-run of a fit that falls short, the release before that rule): a bench arm, restored on exit."""
     from logt.metric_learning import _base
-    factor = _base.REGROW_MAX_FACTOR
-    _base.REGROW_MAX_FACTOR = 0
-    try:
-        yield
-    finally:
-        _base.REGROW_MAX_FACTOR = factor
+    return _swapped(_base, "REGROW_MAX_FACTOR", 0)
 
 
-@contextlib.contextmanager
 def fixed_search_cap(cap):
     """Within the block, the neighbour softmax's search draws at most ``cap`` candidates per class whatever the
     search's cost (:func:`logt.oracles.neighbors.search_cap` replaced by the constant; ``cap=2000`` is the release
     before that rule): a bench arm, restored on exit."""
     from logt.oracles import neighbors
-    rule = neighbors.search_cap
-    neighbors.search_cap = lambda class_sizes, n_features, **kw: int(cap)
-    try:
-        yield
-    finally:
-        neighbors.search_cap = rule
+    return _swapped(neighbors, "search_cap", lambda class_sizes, n_features, **kw: int(cap))
 
 
 def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss=None, **params):

@@ -489,13 +489,14 @@ class MahalanobisLearner(BaseEstimator):
 
     @property
     def _auto_budget(self):
+        """Whether ``T`` is ``"auto"`` (the budget from ``lam``, re-run once when short: :func:`regrow_budget`)."""
         return isinstance(self.T, str) and self.T == "auto"
 
     def _budget(self):
         """The budget of oracle calls: ``T``, or for ``T="auto"`` :func:`auto_budget` of ``lam`` (pair
         gradients), divided by ``SOFTMAX_BUDGET_DIVISOR`` for the softmax loss (one call is an anchor with
         all its candidates, about ``3 + 2 n_neighbors`` pair gradients' work)."""
-        if not (isinstance(self.T, str) and self.T == "auto"):
+        if not self._auto_budget:
             return int(self.T)
         T = auto_budget(self.lam)
         return T // SOFTMAX_BUDGET_DIVISOR if getattr(self, "loss_", None) == "softmax" else T
