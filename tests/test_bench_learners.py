@@ -310,6 +310,36 @@ def test_single_run_budget_runs_auto_once_and_is_restored():
     assert again.result_.params["regrown"]["T_suffices"] == once.result_.params["convergence"]["T_suffices"]
 
 
+def test_binary_problem_draws_two_valued_features_and_the_arm_is_restored():
+    """Each kind's columns: one-hot blocks (one 1 per variable) / 0/1 features, numeric columns beside them in
+    "mixed"; no constant training column; seeded. ``standardized_binary`` switches the scaling's rule off
+    within its block only."""
+    import numpy as np
+
+    from logt.bench import learners_lowdim as LL
+    from logt.metric_learning import scaling
+    g = np.random.default_rng(2)
+    for i in range(9):
+        kind, Xtr, ytr, Xte, yte = LL.binary_problem(i, g)
+        assert kind == LL.BINARY_KINDS[i % 3] and 150 <= Xtr.shape[0] < 3000
+        assert Xte.shape == (LL.BINARY_TEST_ROWS, Xtr.shape[1]) and (Xtr.std(axis=0) > 0).all()
+        two, _ = scaling.two_valued(Xtr)
+        if kind == "mixed":
+            assert two.any() and not two.all()
+        else:
+            assert two.all() and set(np.unique(Xtr)) <= {0.0, 1.0}
+        if kind == "categorical":
+            assert Xtr.sum(axis=1).min() >= 1          # every variable lit once (dropped constant levels aside)
+    a = _drawn_twice(LL.binary_problem, 1, 3)
+    assert a[0] == "mixed"
+    X = a[1]
+    with LL.standardized_binary():
+        assert scaling.BALANCED_BINARY is False
+        old = scaling.fit_scaling(X)
+    assert scaling.BALANCED_BINARY is True
+    np.testing.assert_array_equal(old[1], scaling.fit_scaling(X, "standardize")[1])
+
+
 def _classes_and_clusters(kind):
     """``(C, clusters)`` from a clustered family's kind, ``"... C=<C>x<clusters>"``."""
     return tuple(int(v) for v in kind.split("C=")[1].split("x"))

@@ -17,7 +17,10 @@ problem with ``N`` training rows (its other draws unchanged). ``--search-cap C``
 with a fixed cap of ``C`` candidates per class (:func:`fixed_search_cap`; ``--search-cap 2000`` is the release
 before ``logt.oracles.neighbors.search_cap``). ``--imbalanced``: :func:`imbalanced_problem` instead (one large
 class and 1-4 rare ones). ``--single-run``: ``T="auto"`` runs each fit once, as before its re-run of a fit that
-falls short (:func:`single_run_budget`). Each sweep ends with how many fits said ``success=False`` and how many
+falls short (:func:`single_run_budget`). ``--binary``: :func:`binary_problem` instead (one-hot categorical
+variables with rare levels, alone or beside numeric columns, and independent 0/1 features). ``--standardize-binary``:
+``scaling="auto"`` divides two-valued features by their standard deviation, as before half their range
+(:func:`standardized_binary`). Each sweep ends with how many fits said ``success=False`` and how many
 ``T="auto"`` re-ran.
 """
 import contextlib
@@ -31,7 +34,8 @@ from logt.bench.learners import _timed_fit, knn_accuracy as _knn, sweep_summary
 __all__ = ["LOWDIM_KINDS", "LOWDIM_TEST_ROWS", "LARGEN_KINDS", "LARGEN_TEST_ROWS", "lowdim_problem",
            "largen_problem", "multicluster_problem", "MULTICLUSTER_TEST_ROWS", "noisy_problem", "NOISY_TEST_ROWS",
            "manycluster_problem", "MANYCLUSTER_TEST_ROWS", "imbalanced_problem", "IMBALANCED_TEST_ROWS",
-           "lowdim_sweep", "fixed_search_cap", "single_run_budget"]
+           "binary_problem", "BINARY_KINDS", "BINARY_TEST_ROWS", "lowdim_sweep", "fixed_search_cap",
+           "single_run_budget", "standardized_binary"]
 
 LOWDIM_KINDS = ("digits", "dense_scaled", "dense_std", "noise", "blobs", "onehot", "real")
 LOWDIM_TEST_ROWS = 1500
@@ -41,6 +45,8 @@ MULTICLUSTER_TEST_ROWS = 1500
 NOISY_TEST_ROWS = 1500
 MANYCLUSTER_TEST_ROWS = 1500
 IMBALANCED_TEST_ROWS = 1500
+BINARY_KINDS = ("categorical", "mixed", "bernoulli")
+BINARY_TEST_ROWS = 1500
 
 
 def _onehot(m, d, rng):
@@ -226,6 +232,63 @@ def imbalanced_problem(i, rng):
     return f"imbalanced C={C} rare={rare:g}", X[:n], y[:n], X[n:], y[n:]
 
 
+def _categorical(rng, y, C, m, levels, informative):
+    """(m, levels) one-hot block of one categorical variable: level frequencies ``1 / rank^a`` (``a`` in
+    0.5-2, so some levels are rare), shifted per class by a Dirichlet draw when ``informative``."""
+    base = 1.0 / np.arange(1, levels + 1) ** rng.uniform(0.5, 2.0)
+    base /= base.sum()
+    P = (rng.dirichlet(base * float(rng.uniform(2, 20)) + 1e-3, size=C) if informative
+         else np.tile(base, (C, 1)))
+    lev = (rng.random(m)[:, None] > np.cumsum(P[y], axis=1)).sum(1).clip(0, levels - 1)
+    B = np.zeros((m, levels))
+    B[np.arange(m), lev] = 1.0
+    return B
+
+
+def _numeric_column(rng, y, C, m, informative):
+    """(m, 1) numeric column in its own units (``e^-4 .. e^6``): Gaussian, log-normal or a rounded count,
+    its location shifted per class when ``informative``."""
+    mu = rng.standard_normal(C) * (rng.uniform(0.3, 1.5) if informative else 0.0)
+    kind = int(rng.integers(3))
+    z = rng.standard_normal(m) + mu[y]
+    x = (z + rng.uniform(-5, 5)) if kind == 0 else (np.exp(0.7 * z) if kind == 1 else np.round(np.exp(z) * 3))
+    return (x * np.exp(rng.uniform(-4, 6)))[:, None]
+
+
+def binary_problem(i, rng):
+    """``(kind, Xtr, ytr, Xte, yte)``: dense two-valued features, kind ``BINARY_KINDS[i % 3]``, 2-4 classes,
+    150-3,000 training rows (log-uniform) and ``BINARY_TEST_ROWS`` test rows of the same draw.
+    "categorical": 3-12 categorical variables of 2-19 levels, one-hot (some levels rare), 40% of them
+    informative; "mixed": 2-8 such variables beside 1-7 numeric columns in unrelated units; "bernoulli": 5-119
+    independent 0/1 features of frequencies 0.5%-50% (log-uniform), a third at most shifting with the class.
+    Columns constant over the training rows are dropped."""
+    kind = BINARY_KINDS[i % len(BINARY_KINDS)]
+    C = int(rng.integers(2, 5))
+    n = int(np.exp(rng.uniform(np.log(150), np.log(3000))))
+    m = n + BINARY_TEST_ROWS
+    y = rng.integers(C, size=m)
+    cols = []
+    if kind == "bernoulli":
+        d = int(np.exp(rng.uniform(np.log(5), np.log(120))))
+        p = np.exp(rng.uniform(np.log(0.005), np.log(0.5), d))
+        k = int(rng.integers(1, max(2, d // 3)))
+        shift = np.zeros((C, d))
+        shift[:, :k] = rng.uniform(-1.5, 1.5, (C, k))
+        P = 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p))[None, :] + shift)))
+        cols.append((rng.random((m, d)) < P[y]).astype(np.float64))
+    else:
+        n_var, top = (int(rng.integers(3, 13)), 20) if kind == "categorical" else (int(rng.integers(2, 9)), 15)
+        for _ in range(n_var):
+            cols.append(_categorical(rng, y, C, m, int(np.exp(rng.uniform(np.log(2), np.log(top)))),
+                                     rng.random() < 0.4))
+        if kind == "mixed":
+            for _ in range(int(rng.integers(1, 8))):
+                cols.append(_numeric_column(rng, y, C, m, rng.random() < 0.4))
+    X = np.hstack(cols)
+    X = X[:, X[:n].std(axis=0) > 0]
+    return kind, X[:n], y[:n], X[n:], y[n:]
+
+
 @contextlib.contextmanager
 def _swapped(module, name, value):
     """Within the block, ``module.name`` is ``value`` (a bench arm's patch), restored on exit."""
@@ -244,6 +307,14 @@ def single_run_budget():
     return _swapped(_base, "REGROW_MAX_FACTOR", 0)
 
 
+def standardized_binary():
+    """Within the block, ``scaling="auto"`` divides a two-valued dense feature by its standard deviation like
+    any other (``logt.metric_learning.scaling.BALANCED_BINARY`` False, the release before half its range):
+    a bench arm, restored on exit."""
+    from logt.metric_learning import scaling
+    return _swapped(scaling, "BALANCED_BINARY", False)
+
+
 def fixed_search_cap(cap):
     """Within the block, the neighbour softmax's search draws at most ``cap`` candidates per class whatever the
     search's cost (:func:`logt.oracles.neighbors.search_cap` replaced by the constant; ``cap=2000`` is the release
@@ -256,7 +327,8 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
     """Rows ``dict(problem, n, active, euclid, learned, default, choice, how, seconds_learned, seconds, success,
     regrown)`` (the last two: the default fit's ``result_.success`` and whether ``T="auto"`` re-ran it) for
     ``problem`` (:func:`lowdim_problem`, :func:`largen_problem`, :func:`multicluster_problem`,
-    :func:`noisy_problem`, :func:`manycluster_problem` or :func:`imbalanced_problem`) ``0..n_problems-1``
+    :func:`noisy_problem`, :func:`manycluster_problem`, :func:`imbalanced_problem` or
+    :func:`binary_problem`) ``0..n_problems-1``
     (skipped: no class with two rows,
     fewer than 30 test rows, or wide enough for the subspace path); 1-NN / 5-NN pairs. The fits take ``rng=i``,
     ``loss`` (None: the default's) and the learner's parameters ``params`` (e.g. ``triplet_neighbors``)."""
@@ -299,12 +371,12 @@ def lowdim_sweep(n_problems=140, seed=3, log=print, problem=lowdim_problem, loss
 if __name__ == "__main__":
     # python -m logt.bench.learners_lowdim --random N [--seed S] [--large | --multicluster | --noisy | --manycluster]
     #                                      [--imbalanced] [--loss L] [--targets K] [--rows N] [--search-cap C]
-    #                                      [--single-run]
+    #                                      [--single-run] [--binary] [--standardize-binary]
     import functools
     import sys
     argv = sys.argv
     families = {"--large": largen_problem, "--multicluster": multicluster_problem, "--noisy": noisy_problem,
-                "--manycluster": manycluster_problem, "--imbalanced": imbalanced_problem}
+                "--manycluster": manycluster_problem, "--imbalanced": imbalanced_problem, "--binary": binary_problem}
     extra = {"triplet_neighbors": int(argv[argv.index("--targets") + 1])} if "--targets" in argv else {}
     problem = next((f for flag, f in families.items() if flag in argv), lowdim_problem)
     if "--rows" in argv:
@@ -314,7 +386,8 @@ if __name__ == "__main__":
     cap = (fixed_search_cap(int(argv[argv.index("--search-cap") + 1])) if "--search-cap" in argv
            else contextlib.nullcontext())
     once = single_run_budget() if "--single-run" in argv else contextlib.nullcontext()
-    with cap, once:
+    binary = standardized_binary() if "--standardize-binary" in argv else contextlib.nullcontext()
+    with cap, once, binary:
         lowdim_sweep(int(argv[argv.index("--random") + 1]) if "--random" in argv else 140,
                      seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 3, problem=problem,
                      loss=argv[argv.index("--loss") + 1] if "--loss" in argv else None, **extra)

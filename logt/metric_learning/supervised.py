@@ -148,11 +148,13 @@ class MetricLearner(TransformerMixin, MahalanobisLearner):
         more at 1.5x the budget it names (within 32x and a work cap; ``result_.params["regrown"]``,
         ``logt.metric_learning._base.regrow_budget``). An int is used as given, once.
     scaling
-        "auto" (default: per-feature standardization for dense input, one
-        common factor for sparse; with an int ``n_components`` on wide input,
-        where the default too takes a subspace, one common factor: the principal
-        coordinates keep the data's units, unless the check keeps the default's
-        directions, ``metric_choice_ == "default"``), "standardize", "max_norm" or None; see
+        "auto" (default: per-feature standardization for dense input, a feature of
+        two values divided by half its range, as if balanced, so rare categories are
+        not stretched; one common factor for sparse; with an int ``n_components`` on
+        wide input, where the default too takes a subspace, one common factor: the
+        principal coordinates keep the data's units, unless the check keeps the
+        default's directions, ``metric_choice_ == "default"``), "standardize" (every
+        dense feature by its standard deviation), "max_norm" or None; see
         :mod:`logt.metric_learning.scaling`. Every mode ends with instances of
         norm <= 1 (the oracle's smoothness bound).
     n_components
