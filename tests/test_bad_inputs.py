@@ -305,6 +305,20 @@ case("learner-T-str", lambda: MetricLearner(T="many").fit(XS, YS), "raises", (Ty
 case("learner-method-bad", _fit(method="newton"), "raises", ValueError, r"newton|method")
 case("learner-params-bad", _fit(params="magic"), "raises", ValueError, r"params")
 case("learner-X-nan", lambda: MetricLearner(T=2000).fit(np.where(XS > 0.9, np.nan, XS), YS), "raises", ValueError, r"\bX\b|NaN")
+case("learner-X-nan-remedy", lambda: MetricLearner(T=2000).fit(np.where(XS > 0.9, np.nan, XS), YS), "raises",
+     ValueError, r"NaN.*missing values: impute them first \(e\.g\. sklearn\.impute\.SimpleImputer\)")
+case("learner-X-inf-remedy", lambda: MetricLearner(T=2000).fit(np.where(XS > 0.9, np.inf, XS), YS), "raises",
+     ValueError, r"infinity\. Replace the infinite values")
+case("learner-X-sparse-nan", lambda: MetricLearner(T=2000).fit(sp.csr_matrix(np.where(XS > 0.9, np.nan, XS)), YS),
+     "raises", ValueError, r"NaN.*impute")
+case("learner-X-strings", lambda: MetricLearner(T=2000).fit(np.column_stack([XS[:, :2], np.where(YS > 0, "u", "v")])
+                                                            .astype(object), YS),
+     "raises", ValueError, r"row 0, column 2 holds the string '[uv]'.*get_dummies.*OneHotEncoder")
+case("learner-X-none", lambda: MetricLearner(T=2000).fit(np.array([[1.0, "2"], [None, 3.0]] * 20, dtype=object),
+                                                         YS[:40]),
+     "raises", ValueError, r"NaN.*impute")
+case("learner-y-nan", lambda: MetricLearner(T=2000).fit(XS, np.where(np.arange(len(YS)) == 3, np.nan, YS)),
+     "raises", ValueError, r"NaN.*drop the unlabelled rows")
 case("learner-y-len", lambda: MetricLearner(T=2000).fit(XS, YS[:-2]), "raises", ValueError, r"\by\b|samples|length")
 case("learner-y-mixed", lambda: MetricLearner(T=2000).fit(XS, np.array(["a", 1] * 20, dtype=object)),
      "raises", (TypeError, ValueError), r"\by\b|label")

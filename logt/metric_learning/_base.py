@@ -90,6 +90,33 @@ def _check_n_features(d, name):
             "first (e.g. feature hashing or selection)")
 
 
+_MISSING_REMEDY = (" The metric learners take no missing values: impute them first (e.g. "
+                   "sklearn.impute.SimpleImputer) or drop those rows.")
+
+
+def _not_finite_remedy(values):
+    """What to do about the non-finite entries of ``values`` (an ndarray): impute NaN, replace infinities."""
+    if np.isnan(values).any():
+        return _MISSING_REMEDY
+    return " Replace the infinite values first (e.g. clip them to the finite range of their feature)."
+
+
+def _non_numeric_remedy(X):
+    """The remedy for an object array that is not numbers: where the first string or missing value
+    (None, NaN-like objects such as pandas.NA) sits, and what to do about it (error path only: one pass)."""
+    flat = X.reshape(X.shape[0], -1) if X.ndim >= 2 else X.reshape(-1, 1)
+    for (i, j), v in np.ndenumerate(flat):
+        try:
+            float(v)                       # numbers, and strings of numbers, convert
+        except (TypeError, ValueError):
+            if isinstance(v, (str, bytes)):
+                return (f" (row {i}, column {j} holds the string {v!r}). Encode categorical columns as numbers "
+                        "first, e.g. one 0/1 column per category with pandas.get_dummies or "
+                        "sklearn.preprocessing.OneHotEncoder (the learners scale 0/1 columns as if balanced)")
+            return f" (row {i}, column {j} holds {v!r}).{_MISSING_REMEDY}"
+    return ""
+
+
 def check_points(X, name="X", est=None, d=None, allow_sparse=True, contiguous=True):
     """2-D finite float64 (C-contiguous ndarray or CSR; ``contiguous=False``: a float64 view is kept when its
     rows are contiguous, e.g. one side of a (n_pairs, 2, d) array); checks the column count against ``d``."""
@@ -103,7 +130,7 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True, contiguous=Tr
             raise ValueError(f"Complex data not supported: {name} must be real")
         X = sp.csr_matrix(X, dtype=np.float64)
         if not np.isfinite(X.data).all():
-            raise ValueError(f"Input {name} contains NaN or infinity.")
+            raise ValueError(f"Input {name} contains NaN or infinity.{_not_finite_remedy(X.data)}")
     else:
         if hasattr(X, "columns") and hasattr(X, "to_numpy"):       # a DataFrame
             X = X.to_numpy()
@@ -114,7 +141,7 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True, contiguous=Tr
             try:
                 X = X.astype(np.float64)          # numbers stored as objects; strings raise below
             except (TypeError, ValueError) as exc:
-                raise type(exc)(f"{name} must be numeric: {exc}") from None
+                raise type(exc)(f"{name} must be numeric: {exc}{_non_numeric_remedy(X)}") from None
         if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
             raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
         if X.ndim != 2:
@@ -125,7 +152,7 @@ def check_points(X, name="X", est=None, d=None, allow_sparse=True, contiguous=Tr
         if contiguous or X.dtype != np.float64 or X.strides[1] != X.itemsize:
             X = np.ascontiguousarray(X, dtype=np.float64)
         if not np.isfinite(X).all():
-            raise ValueError(f"Input {name} contains NaN or infinity.")
+            raise ValueError(f"Input {name} contains NaN or infinity.{_not_finite_remedy(X)}")
     if X.shape[0] < 1:
         raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
                          f"required ({name}).")
@@ -184,12 +211,14 @@ def check_labels(y, n, name="y"):
         raise ValueError(f"X has {n} samples but {name} has {len(y)} labels (inconsistent numbers of samples)")
     if y.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} must be real")
+    unlabelled = (f"Input {name} contains NaN or infinity. Every row needs a class label: drop the unlabelled rows "
+                  "first.")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError(f"Input {name} contains NaN or infinity.")
+        raise ValueError(unlabelled)
     if y.dtype.kind == "O":
         for v in y:
             if isinstance(v, float) and not math.isfinite(v):
-                raise ValueError(f"Input {name} contains NaN or infinity.")
+                raise ValueError(unlabelled)
     _check_not_continuous(y, name)
     classes, codes = label_codes(y, name)
     return y, classes, codes
