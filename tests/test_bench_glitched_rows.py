@@ -54,6 +54,23 @@ def test_dense_problem_glitches_only_its_record_and_is_seeded(kind):
         GR.dense_problem("faces", np.random.default_rng(6))
 
 
+@pytest.mark.parametrize("kind", GR.BINARY_GLITCH_KINDS)
+def test_binary_glitch_problem_is_seeded_and_its_clean_rows_are_left_alone(kind):
+    """The two-valued kinds: seeded, only recorded rows changed (a glitch on a 0 entry changes nothing), and the
+    clean training rows flag nothing under the robust norms' departure floor."""
+    from logt.metric_learning import outliers
+    a = GR.dense_problem(kind, np.random.default_rng(8), share=(0.05, 0.06))
+    b = GR.dense_problem(kind, np.random.default_rng(8), share=(0.05, 0.06))
+    assert a[0] == b[0] and all(np.array_equal(u, v) for u, v in zip(a[1:], b[1:]))
+    desc, Xtr, Xg, ytr, Xte, yte, bad = a
+    assert desc.startswith(f"{kind} n={len(ytr)} d={Xtr.shape[1]}") and Xg.shape == Xtr.shape
+    assert not (Xg != Xtr).any(axis=1)[~bad].any() and 0.03 * len(ytr) <= bad.sum() <= 0.08 * len(ytr)
+    assert not outliers.glitched_rows(Xtr, ytr)[1].any()
+    with GR.sd_fallback():
+        assert outliers.DEPARTURE_FLOOR is False
+    assert outliers.DEPARTURE_FLOOR is True
+
+
 def test_glitch_sweep_rows_and_summary():
     lines = []
     rows = GR.glitch_sweep(2, seed=3, kinds=("bow", "mixed"), log=lines.append)
@@ -76,3 +93,4 @@ def test_command_line_without_a_sweep_prints_its_usage():
     p = subprocess.run([sys.executable, "-m", "logt.bench.glitched_rows"], capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 1 and p.stderr.startswith("usage: python -m logt.bench.glitched_rows --dense N")
+    assert "--binary N" in p.stderr and "--sd-fallback" in p.stderr

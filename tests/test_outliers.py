@@ -13,16 +13,24 @@ from logt import GlitchedRowsWarning, MetricLearner
 from logt.experiments import highdim_data as H
 
 
+def _departure(col, med):
+    """The median |x - med| over the entries of ``col`` that differ from ``med`` (0 when none does)."""
+    dev = [abs(v - med) for v in col if v != med]
+    return float(np.median(dev)) if dev else 0.0
+
+
 def _reference_norms(X):
-    """The rule written out: median and 10-90th percentile spread from every ceil(n / 1024)-th row, the standard
-    deviation over all rows where the spread is 0, 1 for a constant feature."""
-    n = X.shape[0]
+    """The rule written out, column by column: median, 10-90th percentile spread and typical departure from every
+    ceil(n / 1024)-th row, the scale the larger of the two; where no sampled entry departs, the departure over all
+    rows, 1 for a constant feature."""
+    n, d = X.shape
     S = X[::math.ceil(n / O.ROBUST_SAMPLE_ROWS)]
     med = np.quantile(S, 0.5, axis=0)
     spread = np.quantile(S, 0.9, axis=0) - np.quantile(S, 0.1, axis=0)
-    sd = X.std(axis=0)
-    spread = np.where(spread > 0, spread, np.where(sd > 0, sd, 1.0))
-    return np.linalg.norm((X - med) / spread, axis=1)
+    scale = np.empty(d)
+    for j in range(d):
+        scale[j] = max(spread[j], _departure(S[:, j], med[j])) or _departure(X[:, j], med[j]) or 1.0
+    return np.linalg.norm((X - med) / scale, axis=1)
 
 
 def _reference_gap_rows(norms):
@@ -42,13 +50,35 @@ def test_robust_norms_match_the_rule_written_out(n, d, monkeypatch):
     X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-3, 3, d)
     X[:, 0] = 4.0                                            # constant: adds 0
     X[:, 1] = 0.0
-    X[rng.choice(n, 3, replace=False), 1] = 5.0             # mostly zero: spread 0, standard deviation instead
+    X[rng.choice(n, 3, replace=False), 1] = 5.0             # mostly zero: spread 0, the departure (5) instead
+    X[:, 2] = (rng.random(n) < 0.12).astype(float)          # 0/1 near 10%: an interpolated spread below 1
+    X[:, 3] = np.where(rng.random(n) < 0.05, rng.integers(1, 4, n), 0.0)   # a rare count: the sample's departure
     X[: n // 20] *= 1e4                                      # glitched rows hardly move the statistics
     monkeypatch.setattr(O, "_BLOCK_ENTRIES", 3 * d + 1)     # several blocks
     got = O.robust_row_norms(X)
     np.testing.assert_allclose(got, _reference_norms(X), rtol=1e-12)
     # scale and shift free
     np.testing.assert_allclose(O.robust_row_norms(X * 1e-5 + 3.0), got, rtol=1e-6)
+
+
+def test_clean_binary_rows_with_rare_features_are_not_glitched(monkeypatch):
+    """Seven 0/1 features, three of them lit in 0.6-1% of the rows (none tied to the class): a lit entry counts 1
+    (its departure), so no row stands out. With the standard deviation as the scale of a flat feature (the
+    rule before DEPARTURE_FLOOR) a rare feature's lit entry counted 10-13 against at most 2 for the rest, and
+    those rows (~2.4%) were "repaired": their rare features set to 0."""
+    g = np.random.default_rng(11)
+    n = 900
+    p = np.array([0.006, 0.008, 0.01, 0.5, 0.5, 0.5, 0.5])
+    X = (g.random((n, p.size)) < p).astype(float)
+    y = g.integers(0, 3, n)
+    norms = O.robust_row_norms(X)
+    assert norms.max() <= math.sqrt(p.size) + 1e-12            # each feature at most 1
+    Xr, rows = O.glitched_rows(X, y)
+    assert not rows.any() and Xr is X
+    monkeypatch.setattr(O, "DEPARTURE_FLOOR", False)
+    Xold, old = O.glitched_rows(X, y)
+    lit = X[:, :3].any(axis=1)
+    assert np.array_equal(old, lit) and not Xold[:, :3].any()
 
 
 def test_gap_rule_matches_brute_force():

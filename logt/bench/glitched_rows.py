@@ -1,5 +1,8 @@
 """The repair of glitched rows, before and after: dense rows (``python -m logt.bench.glitched_rows --dense N [--seed S]
-[--many]``) and sparse rows (``--sparse N [--seed S] [--data-dir DIR]``).
+[--many]``), dense two-valued and categorical rows (``--binary N``, the same glitches on
+:func:`logt.bench.learners_lowdim.binary_problem`'s kinds) and sparse rows (``--sparse N [--seed S] [--data-dir
+DIR]``). ``--sd-fallback`` (dense): the robust norms as before their scale was floored at each feature's typical
+departure from its median (:func:`sd_fallback`).
 
 :func:`dense_problem` draws one dense problem with random parameters from seven kinds (dense classification,
 shifted raw-pixel digits, multimodal classes, rendered shapes, spectra, expression profiles, and the digits 8x8,
@@ -25,10 +28,12 @@ import scipy.sparse as sp
 
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
-__all__ = ["DENSE_KINDS", "SPARSE_KINDS", "GLITCHES", "DENSE_TEST_ROWS", "SPARSE_TEST_ROWS", "dense_problem",
-           "sparse_problem", "glitch_sweep", "glitch_summary"]
+__all__ = ["DENSE_KINDS", "BINARY_GLITCH_KINDS", "SPARSE_KINDS", "GLITCHES", "DENSE_TEST_ROWS", "SPARSE_TEST_ROWS",
+           "dense_problem",
+           "sparse_problem", "glitch_sweep", "glitch_summary", "sd_fallback"]
 
 DENSE_KINDS = ("dense", "digits", "multimodal", "shapes", "spectra", "lowdim", "expression")
+BINARY_GLITCH_KINDS = ("categorical", "mixed", "bernoulli")     # learners_lowdim.binary_problem's kinds
 SPARSE_KINDS = ("bow", "mixed", "mushrooms", "a9a")
 GLITCHES = ("entries", "whole", "spikes")
 DENSE_TEST_ROWS = 1000
@@ -158,18 +163,23 @@ def _dense_base(kind, g, n_test):
         from sklearn.datasets import load_breast_cancer, load_digits, load_wine
         X, y = [load_digits, load_breast_cancer, load_wine][int(g.integers(3))](return_X_y=True)
         n_test = len(y) - int(0.7 * len(y))
+    elif kind in BINARY_GLITCH_KINDS:
+        from logt.bench.learners_lowdim import BINARY_KINDS, binary_problem
+        _, Xtr, ytr, Xte, yte = binary_problem(BINARY_KINDS.index(kind), g)
+        X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
+        n_test = len(yte)
     else:
-        raise ValueError(f"kind must be one of {DENSE_KINDS}, got {kind!r}")
+        raise ValueError(f"kind must be one of {DENSE_KINDS + BINARY_GLITCH_KINDS}, got {kind!r}")
     perm = g.permutation(len(y))
     return X[perm].astype(float), y[perm], n_test
 
 
 def dense_problem(kind, rng, share=(0.01, 0.10), n_test=DENSE_TEST_ROWS):
     """``(description, Xtr, Xtr_glitched, ytr, Xte, yte, glitched)`` as :func:`sparse_problem`'s, dense rows, for
-    ``kind`` in ``DENSE_KINDS``: a uniform ``share`` (low, high) of all rows glitched by a factor 10^1.5-10^6, on a
-    quarter of the problems added spikes (a 1-20% share of the row's entries plus or minus the factor times the
-    feature's standard deviation; ``share`` in the description negative), else products (a 1-20% share of the
-    entries, or on a quarter of those the whole row, times the factor;
+    ``kind`` in ``DENSE_KINDS`` or ``BINARY_GLITCH_KINDS``: a uniform ``share`` (low, high) of all rows glitched
+    by a factor 10^1.5-10^6, on a quarter of the problems added spikes (a 1-20% share of the row's entries plus or
+    minus the factor times the feature's standard deviation; ``share`` in the description negative), else
+    products (a 1-20% share of the entries, or on a quarter of those the whole row, times the factor;
     :func:`~logt.experiments.highdim_data.with_outlier_rows`). ``n_test`` test rows (the low-dimensional sets:
     30% of theirs), those not glitched returned."""
     from logt.experiments import highdim_data as H
@@ -194,6 +204,15 @@ def dense_problem(kind, rng, share=(0.01, 0.10), n_test=DENSE_TEST_ROWS):
     return desc, X[:n], Xg[:n], y[:n], X[n:][~bad[n:]], y[n:][~bad[n:]], bad[:n]
 
 
+def sd_fallback():
+    """Within the block, the robust row norms divide a feature whose 10-90th percentile spread is 0 by its standard
+    deviation and take the spread as it is otherwise (``logt.metric_learning.outliers.DEPARTURE_FLOOR`` False, the
+    release before the typical departure floored the scale): a bench arm, restored on exit."""
+    from logt.bench.learners_lowdim import _swapped
+    from logt.metric_learning import outliers
+    return _swapped(outliers, "DEPARTURE_FLOOR", False)
+
+
 def _fit(Xtr, ytr, repair=True):
     """``(MetricLearner(rng=0) fitted, seconds)``, warnings silenced; ``repair=False``: the glitched-rows rule off."""
     from logt import MetricLearner
@@ -210,7 +229,7 @@ def _fit(Xtr, ytr, repair=True):
 def glitch_sweep(n_problems=40, seed=3, kinds=SPARSE_KINDS, data_dir=None, share=(0.01, 0.10), log=print):
     """Rows ``dict(problem, n_glitched, euclid, clean, before, now, repaired, clean_repaired, seconds_before,
     seconds_now)`` for problems ``0..n_problems-1`` of ``kinds`` in turn (:func:`sparse_problem` for
-    ``SPARSE_KINDS``, reading ``data_dir``; :func:`dense_problem` with ``share`` for ``DENSE_KINDS``): [1-NN, 5-NN]
+    ``SPARSE_KINDS``, reading ``data_dir``; :func:`dense_problem` with ``share`` for the dense kinds): [1-NN, 5-NN]
     test accuracies of
     Euclidean distances on the glitched rows, and of ``MetricLearner()`` fitted on the rows without glitches, on
     the glitched rows with the repair off, and with it; ``repaired`` / ``clean_repaired`` the fits' ``n_repaired_``.
@@ -257,15 +276,18 @@ def glitch_summary(rows):
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m logt.bench.glitched_rows --dense N [--seed S] [--many] | --sparse N [...]
+if __name__ == "__main__":  # python -m logt.bench.glitched_rows --dense N | --binary N | --sparse N [...]
+    import contextlib
     import sys
     argv = sys.argv
-    kind = next((k for k in ("--dense", "--sparse") if k in argv), None)
+    kind = next((k for k in ("--dense", "--binary", "--sparse") if k in argv), None)
     if kind is None:
-        sys.exit("usage: python -m logt.bench.glitched_rows --dense N [--seed S] [--many] | "
-                 "--sparse N [--seed S] [--data-dir DIR]")
-    glitch_sweep(int(argv[argv.index(kind) + 1]),
-                 seed=int(argv[argv.index("--seed") + 1]) if "--seed" in argv else (31 if kind == "--dense" else 3),
-                 kinds=DENSE_KINDS if kind == "--dense" else SPARSE_KINDS,
-                 data_dir=argv[argv.index("--data-dir") + 1] if "--data-dir" in argv else None,
-                 share=(0.10, 0.25) if "--many" in argv else (0.01, 0.10))
+        sys.exit("usage: python -m logt.bench.glitched_rows --dense N [--seed S] [--many] [--sd-fallback] | "
+                 "--binary N [--seed S] [--many] [--sd-fallback] | --sparse N [--seed S] [--data-dir DIR]")
+    with sd_fallback() if "--sd-fallback" in argv else contextlib.nullcontext():
+        glitch_sweep(int(argv[argv.index(kind) + 1]),
+                     seed=(int(argv[argv.index("--seed") + 1]) if "--seed" in argv
+                           else {"--dense": 31, "--binary": 41, "--sparse": 3}[kind]),
+                     kinds={"--dense": DENSE_KINDS, "--binary": BINARY_GLITCH_KINDS, "--sparse": SPARSE_KINDS}[kind],
+                     data_dir=argv[argv.index("--data-dir") + 1] if "--data-dir" in argv else None,
+                     share=(0.10, 0.25) if "--many" in argv else (0.01, 0.10))
