@@ -29,8 +29,7 @@ import scipy.sparse as sp
 from logt.bench.learners import _timed_fit, knn_accuracy as _knn
 
 __all__ = ["DENSE_KINDS", "BINARY_GLITCH_KINDS", "SPARSE_KINDS", "GLITCHES", "DENSE_TEST_ROWS", "SPARSE_TEST_ROWS",
-           "dense_problem",
-           "sparse_problem", "glitch_sweep", "glitch_summary", "sd_fallback"]
+           "dense_problem", "sparse_problem", "glitch_sweep", "glitch_summary", "sd_fallback"]
 
 DENSE_KINDS = ("dense", "digits", "multimodal", "shapes", "spectra", "lowdim", "expression")
 BINARY_GLITCH_KINDS = ("categorical", "mixed", "bernoulli")     # learners_lowdim.binary_problem's kinds
