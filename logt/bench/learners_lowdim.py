@@ -58,10 +58,14 @@ def _onehot(m, d, rng):
     P = rng.dirichlet(np.full(levels, 0.5), size=(C, nv))
     X = np.zeros((m, nv * levels))
     for v in range(nv):
-        u = rng.random(m)[:, None]
-        lev = (u > np.cumsum(P[y, v], axis=1)).sum(1).clip(0, levels - 1)
-        X[np.arange(m), v * levels + lev] = 1.0
+        X[np.arange(m), v * levels + _draw_levels(rng, P[y, v])] = 1.0
     return X, y
+
+
+def _draw_levels(rng, P_rows):
+    """(m,) one level per row, row ``i`` drawn from the probabilities ``P_rows[i]`` ((m, levels)) with one
+    uniform of ``rng`` each."""
+    return (rng.random(len(P_rows))[:, None] > np.cumsum(P_rows, axis=1)).sum(1).clip(0, P_rows.shape[1] - 1)
 
 
 def _classification(m, d, k, C, scaled, rng):
@@ -239,9 +243,8 @@ def _categorical(rng, y, C, m, levels, informative):
     base /= base.sum()
     P = (rng.dirichlet(base * float(rng.uniform(2, 20)) + 1e-3, size=C) if informative
          else np.tile(base, (C, 1)))
-    lev = (rng.random(m)[:, None] > np.cumsum(P[y], axis=1)).sum(1).clip(0, levels - 1)
     B = np.zeros((m, levels))
-    B[np.arange(m), lev] = 1.0
+    B[np.arange(m), _draw_levels(rng, P[y])] = 1.0
     return B
 
 

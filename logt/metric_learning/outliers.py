@@ -92,7 +92,6 @@ def robust_row_norms(*blocks):
     sample = blocks[0][::stride] if len(blocks) == 1 else np.vstack([B[::stride] for B in blocks])
     lo, med, hi = np.percentile(sample, [10.0, 50.0, 90.0], axis=0)
     spread = hi - lo
-    flat = ~(spread > 0.0)
     step = max(1, _BLOCK_ENTRIES // max(d, 1))
     if DEPARTURE_FLOOR:
         # each feature's typical departure from its median (over the entries that depart): never below it, so a
@@ -104,9 +103,11 @@ def robust_row_norms(*blocks):
         if unseen.any():
             dep = _median_departure(blocks, unseen, med[unseen])
             spread[unseen] = np.where(dep > 0.0, dep, 1.0)
-    elif flat.any():
-        sd = _column_sd(blocks, flat, step)
-        spread[flat] = np.where(sd > 0.0, sd, 1.0)
+    else:
+        flat = ~(spread > 0.0)
+        if flat.any():
+            sd = _column_sd(blocks, flat, step)
+            spread[flat] = np.where(sd > 0.0, sd, 1.0)
     norms = []
     for X in blocks:
         for a in range(0, X.shape[0], step):
@@ -123,21 +124,16 @@ def _sample_departure(sample, med):
     columns skip the medians (a nanmedian over every column of a 1,024 x 12,000 sample cost 0.4 s)."""
     m, d = sample.shape
     out = np.zeros(d)
-    cols = np.flatnonzero((sample == med).sum(axis=0) > m // 2) if m >= 64 else np.arange(d)
-    if cols.size:
-        D = np.abs(sample[:, cols] - med[cols])
-        D[D == 0.0] = np.nan
-        some = ~np.isnan(D).all(axis=0)
-        if some.any():
-            out[cols[some]] = np.nanmedian(D[:, some], axis=0)
+    cols = (sample == med).sum(axis=0) > m // 2 if m >= 64 else np.ones(d, dtype=bool)
+    if cols.any():
+        out[cols] = _median_departure((sample,), cols, med[cols])
     return out
 
 
 def _median_departure(blocks, cols, med):
-    """(m,) for the ``cols`` ((d,) bool) columns, whose 10-90th percentile spread is 0: the median of
-    ``|x - med|`` over every row of the ``blocks`` whose entry departs from the column's median ``med`` (m,);
-    0 where none departs. Over the departing entries only, as the sparse rule's typical nonzero: most of the
-    column sits at the median. Columns in chunks of at most ``_BLOCK_ENTRIES`` entries; per chunk one sort of
+    """(m,) for the ``cols`` ((d,) bool) columns: the median of ``|x - med|`` over every row of the ``blocks``
+    whose entry departs from the column's median ``med`` (m,); 0 where none departs. Over the departing entries
+    only, as the sparse rule's typical nonzero: most of such a column sits at the median. Columns in chunks of at most ``_BLOCK_ENTRIES`` entries; per chunk one sort of
     its departing entries by (column, value)."""
     idx = np.flatnonzero(cols)
     out = np.zeros(idx.size)

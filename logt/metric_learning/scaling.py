@@ -102,7 +102,7 @@ def _row_norms(X):
 
 def _center_scale(X, sparse, mode, balanced_binary=False):
     """Per-feature ``(center, scale)`` of ``X`` before the common factor (see the module docstring);
-    ``balanced_binary``: two-valued features of dense ``X`` take half their range as scale ("auto")."""
+    ``balanced_binary`` (dense ``X`` only): two-valued features take half their range as scale ("auto")."""
     d = X.shape[1]
     center = np.zeros(d)
     scale = np.ones(d)
@@ -123,7 +123,7 @@ def _center_scale(X, sparse, mode, balanced_binary=False):
             sd[j] = _feature_sd(Xj, sparse) * u
         constant = sd <= 1e3 * _EPS * big          # constant up to rounding: keep scale 1
         scale = np.where(constant, 1.0, sd)
-        if balanced_binary and BALANCED_BINARY and not sparse:
+        if balanced_binary:
             two, half = two_valued(X)
             two &= ~constant
             scale[two] = half[two]
@@ -190,7 +190,7 @@ def fit_scaling(X, mode="auto", return_outliers=False):
         _check_unit_ball(X)
         center, scale = np.zeros(d), np.ones(d)
         return (center, scale, out) if return_outliers else (center, scale)
-    balanced = mode == "auto" and not sparse
+    balanced = mode == "auto" and not sparse and BALANCED_BINARY
     if mode == "auto":
         mode = "max_norm" if sparse else "standardize"
     unit = extreme_unit(X)
