@@ -121,7 +121,7 @@ def _sample_departure(sample, med):
     (d,); 0 where none departs, and 0 where it cannot exceed the 10-90th percentile spread: at least ~80% of the
     entries lie within the spread of the median, so the departing ones' median can lie beyond it only when more
     than ~60% sit at the median; computed where more than half do (every column below 64 rows). Continuous
-    columns skip the medians (a nanmedian over every column of a 1,024 x 12,000 sample cost 0.4 s)."""
+    columns skip the medians (a median over every column of a 1,024 x 12,000 sample cost 0.4 s)."""
     m, d = sample.shape
     out = np.zeros(d)
     cols = (sample == med).sum(axis=0) > m // 2 if m >= 64 else np.ones(d, dtype=bool)
