@@ -278,14 +278,16 @@ def default_principal(X, rng, top=None, weights=None):
     return mean, basis[:auto_rank(var, total, n)]
 
 
-TIE_RTOL = 32 * np.finfo(np.float64).eps    # squared distances within this x (||q||^2 + max ||r||^2): a tie
+TIE_RTOL = 32 * np.finfo(np.float64).eps    # D[q, r] within this x (||q||^2 + ||r||^2 + ||r0||^2) of D[q, r0]: tied
+CENTRE_ROWS = 4096          # the 1-NN hits centre the references on the median of at most this many of them
 NN1_MAX_ENTRIES = 2**21     # a 1-NN block holds at most this many query x reference distances (16 MiB each array)
 
 
 def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False, n_threads=None):
     """Float (m,) in [0, 1]: each query row's 1-NN hit against the references, its nearest reference's label
     equal to its own (1.0) or not (0.0); where several references tie for nearest (within the rounding of the
-    distances, ``TIE_RTOL``) the share of them of the query's label, the expected hit of a random tie-break.
+    distances, ``TIE_RTOL``, a margin per pair of references) the share of them of the query's label, the
+    expected hit of a random tie-break.
     Blocked: ``block`` queries at a time, fewer when that would hold more than ``NN1_MAX_ENTRIES`` distances
     (memory ``O(min(n * block, NN1_MAX_ENTRIES))`` per block in flight and, dense, a centred copy of both; 300,000
     rows held 3 GB with 512 queries a block); the same blocks run in threads (:func:`logt._threads.run_blocks`,
@@ -297,15 +299,32 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False, n_thr
     Why shares: on data with repeated points (categorical features, a metric that merges categories) the
     nearest reference is often one of many at the same distance, and a rule such as "the lowest index" makes
     the hit depend on the rows' order: with the rows sorted by class, a collapsed metric (every point tied)
-    scored 0.42 against Euclidean's 0.27 on labels unrelated to the features, and the check kept it."""
+    scored 0.42 against Euclidean's 0.27 on labels unrelated to the features, and the check kept it.
+
+    Why a margin per pair and the median: with one margin from the largest reference norm, and the rows
+    centred on the references' mean, one training row with an entry 1e5x its feature's largest made every
+    query's near references "tied" (the Euclidean candidate scored like random ties, digits 0.97 -> 0.31, and
+    the check kept a worse learned metric)."""
     sparse = sp.issparse(Zref)
     if sparse:                         # CSR references (not with skip_self): the queries are densified
         Zref = sp.csr_matrix(Zref, dtype=np.float64)
         Zq = Zq.toarray() if sp.issparse(Zq) else np.ascontiguousarray(Zq, dtype=np.float64)
     else:
-        # centred on the references' mean: the expansion ||r||^2 - 2 q.r loses the distances' digits when the
-        # points lie far from the origin relative to their spread (an offset of 1e9 on unit-spread data)
-        mu = np.mean(Zref, axis=0, dtype=np.float64)
+        # centred: the expansion ||r||^2 - 2 q.r loses the distances' digits when the points lie far from the
+        # origin relative to their spread (an offset of 1e9 on unit-spread data). On the references'
+        # coordinate-wise median, not their mean: one far row moves the mean (every centred row then carries
+        # that offset, and its rounding), not the median; integer-valued data stay on their grid (exact ties).
+        # Any centre in the bulk keeps the digits: the median of at most CENTRE_ROWS references (every
+        # ceil(n / CENTRE_ROWS)-th row, no draw), in blocks of columns of at most NN1_MAX_ENTRIES values (a
+        # median over all of 20,000 x 2,000 references cost 0.7 s).
+        n_ref, d = Zref.shape
+        rows = slice(None, None, -(-n_ref // CENTRE_ROWS) if n_ref > CENTRE_ROWS else 1)
+        n_rows = len(range(n_ref)[rows])
+        step = max(1, NN1_MAX_ENTRIES // max(n_rows, 1))
+        mu = np.zeros(d)
+        for a in range(0, d, step):
+            mu[a:a + step] = np.median(np.array(Zref[rows, a:a + step], dtype=np.float64), axis=0,
+                                       overwrite_input=True)
         Zref = _centred(Zref, mu, overwrite)
         Zq = Zref if skip_self else _centred(Zq, mu, overwrite)
     unit = _scaling.extreme_unit(Zref, Zq)
@@ -319,7 +338,7 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False, n_thr
         sr = np.einsum("ij,ij->i", Zref, Zref)
         cross = lambda Q: Q @ Zref.T                                    # noqa: E731
     sq = np.einsum("ij,ij->i", Zq, Zq)
-    sr_max = float(sr.max()) if sr.size else 0.0
+    sr_tol = TIE_RTOL * sr
     m = Zq.shape[0]
     block = max(1, min(int(block), NN1_MAX_ENTRIES // max(sr.size, 1)))
     workers = _threads.block_workers(n_threads, -(-m // block), m * sr.size, block * sr.size)
@@ -328,10 +347,23 @@ def _nn1_hits(Zref, cref, Zq, cq, block, skip_self=False, overwrite=False, n_thr
     def blocks(starts):
         for s in starts:
             e = min(m, s + block)
-            D = sr[None, :] - 2.0 * cross(Zq[s:e])           # + ||q||^2, the same along a row: not needed
+            D = cross(Zq[s:e])                                 # D = ||r||^2 - 2 q.r: the squared distances
+            D *= -2.0                                          # less ||q||^2 (the same along a row); in place,
+            D += sr                                            # the same bits as sr - 2.0 * cross
             if skip_self:
                 D[np.arange(e - s), np.arange(s, e)] = np.inf
-            tied = D <= (D.min(axis=1) + TIE_RTOL * (sq[s:e] + sr_max))[:, None]
+            # Ties per pair. Computed, D[q, r] is off by at most about k u (||q||^2 + 2 ||r||^2) (k features,
+            # u = eps / 2; the sum ||r||^2 and the product 2 q.r, with 2 |q.r| <= ||q||^2 + ||r||^2), so
+            # rounding alone separates D[q, r] from the nearest's D[q, r0] by at most about
+            # 2 k u (||q||^2 + ||r||^2 + ||r0||^2): within TIE_RTOL (32 eps = 64 u, the worst case of k <= 32,
+            # a typical error sqrt(k) u far beyond) x that sum, r ties with r0. ||r0||^2 <= (||q|| + d0)^2
+            # <= 2 ||q||^2 + 2 d0^2 (d0^2 = D[q, r0] + ||q||^2, the nearest's squared distance) bounds r0's
+            # norm without picking one of several nearest (the same ties in any row order). A far reference
+            # widens its own margin only: a margin from max ||r||^2 made every query's near references tie.
+            near = D.min(axis=1)                               # D[q, r0]
+            bound = near + TIE_RTOL * (3.0 * sq[s:e] + 2.0 * np.maximum(near + sq[s:e], 0.0))
+            D -= sr_tol                                        # D[q, r] - TIE_RTOL ||r||^2, in place
+            tied = D <= bound[:, None]
             mine = cref[None, :] == cq[s:e, None]
             hits[s:e] = np.count_nonzero(tied & mine, axis=1) / np.count_nonzero(tied, axis=1)
 
