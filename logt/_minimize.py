@@ -14,6 +14,7 @@ from logt._rng import check_rng
 from logt._run import Run
 from logt._threads import single_threaded_blas
 from logt.methods import REGISTRY, get_method
+from logt.methods import convergence as _chk
 
 # Keywords of the first release that now live in a method's options (accepted for one release).
 _LEGACY_OPTIONS = ("params", "eta", "M", "B1", "delta", "average", "T1", "eta1")
@@ -207,7 +208,11 @@ def minimize(oracle, domain, T, method=None, *, options=None, L=None, lam=None, 
     with a check of the run's own evidence (the gradient mapping at the end against
     its noise level, ``result.params["convergence"]``): a run whose evidence says it
     did not converge returns ``success=False``, the cause and the remedy in
-    ``message``, and issues a ``logt.ConvergenceWarning``. Override the default to
+    ``message``, and issues a ``logt.ConvergenceWarning``. Where the noise near the end
+    grew more than 4x over the start's (noise that grows with the error: a sum of
+    per-sample losses driven off), the end point must also be shown better than the
+    start (the oracle's ``value``, else about ``0.02 T`` gradient samples beyond ``T``,
+    counted in ``n_calls``; ``result.params["convergence"]["progress"]``). Override the default to
     reproduce the paper (``method="logt", options={"params": "theorem1"}``), to fix
     the method (``"logt"``, ``"logt_acc"``), or when projections are cheap
     (``"sgd"`` with ``average="suffix"``: the most accurate per oracle call).
@@ -322,6 +327,7 @@ def solve(oracle, domain, T, method="auto", *, options=None, L=None, lam=None, G
         fun = run.value(x)
         if fun is not None and not math.isfinite(fun):
             raise FloatingPointError(f"F(x) = {fun} at the end of method {meth.name!r}: the run diverged")
+        _progress_verdict(run, params, x, fun)
         if ckpt is not None:
             ckpt.save(run, state)
 
@@ -356,6 +362,31 @@ def solve(oracle, domain, T, method="auto", *, options=None, L=None, lam=None, G
         success=success, message=message,
     )
     return res, warning
+
+
+def _progress_verdict(run, params, x, fun):
+    """Where the auto rules' check passed but cannot vouch for the point, compare it with the start
+    (``params["convergence"]["progress"]``): when the check's noise grew far above the start's, the end point must
+    be shown better than the start (:func:`logt.methods.convergence.progress_test`); with the oracle's ``value``,
+    an end point above the start's value fails when the start's mean gradient stood out of its noise
+    (:func:`logt.methods.convergence.start_resolved`: ``x0`` is not stationary)."""
+    verdict = params.get("convergence")
+    if run.stopped or verdict is None or not verdict["ok"]:
+        return
+    if _chk.needs_progress_test(params):
+        test = _chk.progress_test(run, x, fun)
+        verdict = dict(verdict, progress=test)
+        if not test["better"]:
+            verdict.update(ok=False, cause=_chk.progress_cause(verdict["check"], test), remedy=_chk.PROGRESS_REMEDY)
+        params["convergence"] = verdict
+    elif fun is not None and _chk.start_resolved(params):
+        f0 = run.value(run.x0)
+        if f0 is not None and math.isfinite(f0) and fun > f0:
+            test = {"delta": float(fun - f0), "se": 0.0, "samples": 0, "exact": True, "better": False,
+                    "worse": True}
+            verdict = dict(verdict, progress=test, ok=False, cause=_chk.worse_cause(test, params),
+                           remedy=_chk.PROGRESS_REMEDY)
+            params["convergence"] = verdict
 
 
 def logt_params(L, lam, T, params="theorem1", eta=None, M=None, B1=None, delta=None):

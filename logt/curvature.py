@@ -83,7 +83,10 @@ def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01,
     ``lam``), ``details`` a dict: ``calls`` (oracle calls spent, ``B * (k + 1)``),
     ``n_products`` (``k``), ``B``, ``residual`` (the Ritz residual bound; the
     sampled operator has an eigenvalue within it of ``L_est``), ``vector`` (the
-    Ritz vector, shape ``run.shape``, to warm-start the next estimate).
+    Ritz vector, shape ``run.shape``, to warm-start the next estimate), ``grad_norm``
+    (``||g_B(x)||``), ``blind`` (the mean gradient was exactly 0 and no curvature above
+    ``lam`` was seen: samples that carry no gradient, e.g. all-zero rows of sparse
+    data; the estimate then says nothing about ``L``).
     """
     lam = run.lam if lam is None else lam
     shape = run.shape
@@ -138,14 +141,17 @@ def estimate_curvature(run, x, B, n_iter=8, *, v0=None, lam=None, tol=0.01,
     _, S = np.linalg.eigh(Tm)
     vec = (np.stack(V, axis=1) @ S[:, -1]).reshape(shape)
     L_est = max(float(theta), float(lam))
+    g0_norm = float(np.linalg.norm(g0))
     return L_est, {"calls": run.n_calls - calls0, "n_products": k, "B": int(B),
-                   "residual": float(resid), "vector": vec, "grad_norm": float(np.linalg.norm(g0))}
+                   "residual": float(resid), "vector": vec, "grad_norm": g0_norm,
+                   "blind": bool(g0_norm == 0.0 and theta <= lam * (1.0 + 1e-6))}
 
 
 def estimate_curvature_adaptive(run, x, B_start, B_max, n_iter=8, *, v0=None, agree=1.25,
                                  lam=None):
     """:func:`estimate_curvature` at ``B_start, 2 B_start, ...`` (at most ``B_max``) until two
-    successive estimates agree within the factor ``agree``; returns the last one.
+    successive estimates agree within the factor ``agree`` (a ``blind`` estimate never
+    agrees: the batch keeps doubling to find samples that carry a gradient); returns the last one.
 
     A small batch overestimates the curvature of a sum of per-sample losses
     (see the module docstring); doubling stops when it no longer matters. The
@@ -161,7 +167,7 @@ def estimate_curvature_adaptive(run, x, B_start, B_max, n_iter=8, *, v0=None, ag
         total += det["calls"]
         hist.append((B, L))
         vec = det["vector"]
-        if prev is not None and prev / agree <= L <= prev * agree:
+        if prev is not None and prev / agree <= L <= prev * agree and not det["blind"]:
             break
         if 2 * B > B_max:
             break

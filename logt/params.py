@@ -272,8 +272,13 @@ def auto_eta_M(L_est, lam, M_cap):
     ``M eta lam`` stays near ``AUTO_C``, but not beyond ``AUTO_ETA_MAX_L / L_est``
     (the stiff direction still contracts by ``0.81`` per step there). Measured on
     MetricLearner's objective at ``lam = 1e-3``, ``T = 2e5``: ``F - F* = 7.6e-3``
-    with ``0.5/L_est``, ``2.8e-3`` with ``0.75/L_est``.
+    with ``0.5/L_est``, ``2.8e-3`` with ``0.75/L_est``. Capped, ``L_est/lam`` may exceed what
+    :func:`auto_M` accepts (``MAX_M``): the capped epochs then report that they cannot contract
+    (and the default runs the stages) instead of a ``ValueError``.
     """
+    if AUTO_C / (auto_eta(L_est) * lam) > M_cap:   # capped: no M beyond the cap is formed
+        eta = min(AUTO_C / (M_cap * lam), AUTO_ETA_MAX_L / L_est)
+        return max(eta, auto_eta(L_est)), M_cap
     M = auto_M(L_est, lam)
     if M <= M_cap:
         return auto_eta(L_est), M

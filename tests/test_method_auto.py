@@ -520,3 +520,17 @@ def test_an_oracle_that_fails_outside_the_domain_costs_the_momentum_not_the_run(
     assert "ValueError: outside the box" in tail["momentum_stopped"] and tail["beta"] == 0.0 and "test" not in tail
     assert c.calls == r.n_calls <= T and r.n_calls == stage_calls(r.params)
     assert np.all(np.abs(r.x) <= 1.0) and F(r.x) - F(x_star) <= 3.0 * (F(plain.x) - F(x_star))
+
+
+def test_a_condition_number_beyond_the_epochs_limit_runs_the_stages_and_says_so():
+    """L/lam = 1e9: logT's epochs would need M = 2e9 updates (beyond params.MAX_M). The default raised that
+    ValueError while method='logt_acc' returned success=False with a remedy; now the capped epochs only report
+    that they cannot contract, and the default runs the stages."""
+    import warnings
+    from logt.domains import EuclideanBall
+    from logt.oracles import DiagonalQuadratic
+    dq = DiagonalQuadratic(np.array([1.0, 1e9]), np.ones(2), noise=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = logt.minimize(dq, EuclideanBall(2, 100.0), 10**5, rng=0)
+    assert r.method == "logt_acc" and not r.success and "too small for the estimated L/lam = 1e+09" in r.message

@@ -250,7 +250,7 @@ def auto_params(run, est):
            "planned_calls": calls + det["calls"], "planned_projections": proj,
            "contraction": est["c"]}
     if est["c"] < _params.EPOCH_C_MIN:
-        need = _params.auto_M(L, lam)
+        need = math.ceil(_params.AUTO_C / (_params.auto_eta(L) * lam))     # auto_M, without its MAX_M refusal
         out["structure"] = {
             "ok": False,
             "cause": (f"the projection cap ({est['proj_frac']:.2%} of T) holds M = {M} below the "
@@ -268,11 +268,19 @@ def estimate_at_x0(run):
     Lanczos on common-random-number gradient differences (:func:`logt.curvature.estimate_curvature_adaptive`),
     batch ``16, 32, ...`` until two estimates agree within ``EST_AGREE``, at most ``EST_FRAC0 * T``
     oracle calls, all counted in ``run.n_calls``. Returns ``(L, L_raw, details)`` with ``L =
-    min(L_raw, run.L)`` (a given ``L`` caps the estimate).
+    min(L_raw, run.L)`` (a given ``L`` caps the estimate). A ``blind`` estimate (every gradient drawn was 0:
+    samples that carry no gradient) gives ``L = run.L`` when given, else ``L_raw`` and ``run.rescue`` says so
+    (the result is then ``success=False``, "unverified").
     """
     B_max = max(1, int(EST_FRAC0 * run.T) // (2 * (EST_ITER + 1)))
     L_raw, det = estimate_curvature_adaptive(run, run.x0, min(EST_B0, B_max), B_max, EST_ITER,
                                              agree=EST_AGREE)
+    if det["blind"]:
+        if run.L is not None:            # the only curvature information there is
+            return float(run.L), L_raw, det
+        run.rescue = run.rescue or (
+            f"every gradient drawn for the curvature estimate at x0 ({det['calls']:,} samples) was exactly 0, so "
+            f"the step rests on no curvature information (L_est = lam; pass L, an upper bound of the curvature)")
     return _cap(L_raw, run.L), L_raw, det
 
 
@@ -299,8 +307,18 @@ def measure_noise(run):
     return estimate_gradient_noise(run, run.x0, _params.AUTO_PILOT_B0, max_calls)
 
 
+SAMPLED_STIFF = 10.0    # an estimate above this times the given L: single samples far stiffer than F (uncapped)
+
+
 def _cap(L_est, L):
-    return L_est if L is None else min(L_est, L)
+    """The estimate capped by a given ``L`` (the smoothness of ``F``), except where it exceeds it by more than
+    ``SAMPLED_STIFF``: a sampled Hessian of a few samples that far above ``F``'s says single samples are far
+    stiffer than their mean (a sum of per-sample losses: least squares' ``||a_i||^2`` against ``L``), and a
+    mini-batch of that size takes steps of ``1/L`` with a noise that grows with its error (unstable where
+    ``L``'s steps leave the error to grow faster than the batch averages it); the estimate is kept then."""
+    if L is None or L_est > SAMPLED_STIFF * L:
+        return L_est
+    return min(L_est, L)
 
 
 def _auto_state(run, params, w):
@@ -480,7 +498,7 @@ def _drive_auto(run, params, st):
         Gm = (st["chk_xsum"] / M - w) / eta
         st["chk_result"] = _chk.mapping_verdict(Gm, st, eta=eta, where=f"epoch {k} (of its {M} updates)",
                                                 solved=_chk.solved_norm(run.grad_scale, lam, st["L"]),
-                                                batch_noise=sigma2 / B)
+                                                batch_noise=sigma2 / B, start_norm=run.guard_scale)
         _chk.reset(st)
         st["epochs"].append([int(B), int(M), float(eta)])
         st.update(k=k + 1, t=0, B=2 * B, Bk=0)
@@ -488,28 +506,74 @@ def _drive_auto(run, params, st):
             st["done"] = True
         if run.boundary(st, w, epoch=k, eta=eta):
             break
-    _auto_report(params, st)
+    _auto_report(run, params, st)
     return w, st["k"] - 1
 
 
-def _auto_report(params, st):
+def _auto_report(run, params, st):
     ep = st["epochs"]
     params.update({
         "L_final": st["L"], "eta_last": ep[-1][2] if ep else st["eta"], "M_last": ep[-1][1] if ep else st["M"],
         "estimate_calls": st["est_calls"], "n_estimates": st["n_est"], "retries": st["retries"],
         "L_history": list(st["L_hist"]), "epochs": [list(e) for e in ep],
-        "convergence": _verdict(params, st.get("chk_result")),
+        "convergence": _verdict(params, st.get("chk_result"), st["epochs"], run.lam, run.T),
     })
 
 
-def _verdict(params, chk):
-    """``params["convergence"]``: the epochs' contraction (``structure``) and the last epoch's check."""
+def realized_bias_ratio(params, contractions, T):
+    """The worst-case leftover bias over the final noise (:func:`logt.methods.auto.epochs_bias_ratio`) of epochs
+    of contractions ``c_k = M_k eta_k lam``: ``prod_k rho(c_k) mean_sq T / (8/3 sigma2)``, ``rho(c) = ((1 -
+    e^-c) / c)^2``; None without a noise measurement (``sigma2`` or ``mean_sq`` 0, or no epoch)."""
+    sigma2, mean_sq = params.get("noise_sigma2"), params.get("noise_mean_sq")
+    if not contractions or not sigma2 or not mean_sq:
+        return None
+    log_rho = sum(2.0 * math.log(-math.expm1(-c) / c) for c in contractions)
+    return math.exp(log_rho) * mean_sq * T / (8.0 / 3.0 * sigma2)
+
+
+STEP_CUT = 2.0          # an epoch's step below the planned one by this factor: cut (retries, a grown curvature)
+
+
+def _realized_structure(params, epochs, lam, T):
+    """A structural failure when the epochs' steps were cut along the run (retries, a curvature that grew: some
+    epoch's step below the planned one by ``STEP_CUT``) so far that the epochs that ran leave a worst-case bias
+    above ``BIAS_RATIO_MAX`` times their noise, where the same epochs at the planned step did not; else None."""
+    from logt.methods.auto import BIAS_RATIO_MAX       # auto imports this module
+    if not epochs or min(eta for _, _, eta in epochs) > params["eta"] / STEP_CUT:
+        return None                                     # no step cut (re-estimates move it by a little)
+    cs = [M * eta * lam for _, M, eta in epochs]
+    ratio = realized_bias_ratio(params, cs, T)
+    if ratio is None or ratio <= BIAS_RATIO_MAX:
+        return None
+    # the same epochs at the planned contraction: what the cuts alone cost (an epoch fewer than planned, when
+    # the estimates' calls took its budget, is not a cut)
+    planned = realized_bias_ratio(params, [params["contraction"]] * len(epochs), T)
+    if planned is None or planned > BIAS_RATIO_MAX:
+        return None
+    eta = min(e for _, _, e in epochs)
+    return {"ok": False, "realized_bias_ratio": ratio,
+            "cause": (f"the epochs' step was cut along the run to eta = {eta:.3g} (planned {params['eta']:.3g}: "
+                      f"the curvature or the noise met on the way), so M eta lam = {cs[-1]:.3g} in the last "
+                      f"epoch and the {len(epochs)} epochs leave a worst-case bias of {ratio:.3g} times their "
+                      f"noise level ({planned:.3g} at the planned step; at most {BIAS_RATIO_MAX:g})"),
+            "remedy": ("a larger T, or method='logt_acc' (the accelerated stages); where single samples are far "
+                       "stiffer than F (a sum of per-sample losses), explicit parameters with smaller steps")}
+
+
+def _verdict(params, chk, epochs=(), lam=None, T=None):
+    """``params["convergence"]``: the epochs' contraction (``structure``: planned, and as they ran) and the last
+    epoch's check."""
     structure = params.get("structure")
+    if (structure is None or structure["ok"]) and params.get("rule") == "auto" and T is not None \
+            and lam is not None:
+        structure = _realized_structure(params, epochs, lam, T) or structure
     structure_ok = structure is None or structure["ok"] or (chk is not None and chk.get("solved", False))
     ok = structure_ok and (chk is None or chk["ok"])
     out = {"ok": bool(ok), "check": chk}
     if not structure_ok:
         out.update(cause=structure["cause"], remedy=structure["remedy"])
+    elif chk is not None and chk.get("above_start"):
+        out.update(cause=_chk.above_start_cause(chk), remedy=_chk.ABOVE_START_REMEDY)
     elif chk is not None and not chk["ok"]:
         R = chk["R"]
         R = f"{R:.3g}" if isinstance(R, float) else R

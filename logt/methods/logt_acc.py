@@ -206,14 +206,13 @@ def refine_L(run, L, det):
     ``min(REFINE_B, REFINE_FRAC T / 9)`` samples, made only when that exceeds the first estimate's
     batch (a sampled Hessian of few samples, e.g. 32 rows of least squares, can miss the top
     curvature by 1.6x). Returns ``(max of both (capped by a given L), details)``; counted."""
-    from logt.methods.logt import EST_ITER
+    from logt.methods.logt import EST_ITER, _cap
     B = min(REFINE_B, int(REFINE_FRAC * run.T) // (EST_ITER + 1))
     if B <= int(det["B"]):
         return L, dict(det, refined_B=0)
     L2, det2 = estimate_curvature(run, run.x0, B, EST_ITER, v0=det.get("vector"),
                                   where="the second curvature estimate at x0")
-    if run.L is not None:
-        L2 = min(L2, run.L)
+    L2 = _cap(L2, run.L)
     return max(L, L2), dict(det, calls=det["calls"] + det2["calls"], refined_B=B, L_refined=L2)
 
 
@@ -647,14 +646,13 @@ def _last_stage_curvature(run, params, st, N, B):
     for it, within the projections left); the stage's batch takes the calls left. Recorded in
     ``params["last_estimate"]``; ``L2 > CURVATURE_GROWTH`` times the stages' ``L`` voids their contraction
     (:func:`_verdict`). Returns the stage's ``(N, B)``."""
-    from logt.methods.logt import EST_ITER
+    from logt.methods.logt import EST_ITER, _cap
     Bq = int(params.get("refined_B") or params.get("estimate_B") or 1)
     if (EST_ITER + 1) * Bq > LAST_EST_SHARE * N * B:
         return N, B
     c0 = int(run.n_calls)
     L2, _ = estimate_curvature(run, st["xag"], Bq, EST_ITER, where="the curvature estimate before the last stage")
-    if run.L is not None:
-        L2 = min(L2, float(run.L))
+    L2 = _cap(L2, run.L)
     L_stages = float(st["stages"][-1][2])
     st["last_estimate"] = {"L": float(L2), "B": Bq, "calls": int(run.n_calls) - c0, "L_stages": L_stages}
     st["last_estimate_calls"] = st.get("last_estimate_calls", 0) + int(run.n_calls) - c0
@@ -848,7 +846,7 @@ def _check_at(run, st, w, g, L, where, batch_noise, **noise):
     run.project(y, y, epoch=st["k"], eta=1.0 / L)
     st["chk_result"] = _chk.mapping_verdict((w - y) * L, st, eta=1.0 / L, where=where,
                                             solved=_chk.solved_norm(run.grad_scale, run.lam, L),
-                                            batch_noise=batch_noise, **noise)
+                                            batch_noise=batch_noise, start_norm=run.guard_scale, **noise)
     st["checked"] = True
 
 
@@ -863,6 +861,8 @@ def _verdict(params, st):
     out = {"ok": bool(ok), "check": chk}
     if not structure_ok:
         out.update(cause=structure["cause"], remedy=structure["remedy"], T_suffices=structure["T_suffices"])
+    elif chk is not None and chk.get("above_start"):
+        out.update(cause=_chk.above_start_cause(chk), remedy=_chk.ABOVE_START_REMEDY)
     elif chk is not None and not chk["ok"]:
         out.update(cause=_check_cause(chk),
                    remedy="a larger T (the rate is O(1/T): 4x T for 4x less excess once the stages contract), "
