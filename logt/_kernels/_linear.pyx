@@ -60,6 +60,10 @@ cdef class LinearModel(CompiledOracle):
     cdef readonly double L
 
     def __init__(self, A, b, loss="squared", lam=0.0):
+        if hasattr(A, "tocsr") and hasattr(A, "nnz"):        # scipy.sparse: np.asarray makes a 0-d object array
+            n, d = A.shape
+            raise TypeError(f"A is a scipy.sparse matrix ({n} x {d}, {A.nnz:,} stored entries); LinearModel's "
+                            f"kernels take a dense array: pass A.toarray() ({8 * n * d / 2**20:,.1f} MiB of float64)")
         a = np.asarray(A)
         if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
             raise TypeError(f"A must be a real numeric array, got dtype {a.dtype}")
