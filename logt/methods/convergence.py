@@ -34,19 +34,22 @@ farther ``x`` is from the optimum), driven off by steps too long for its
 single samples, ends where the noise is as large as the gradient, and ``R``
 stays ``O(1)`` however far off the point is (found by a probe: ridge regression
 on 300 features returned ``success=True`` 8-22x further from the optimum than
-its start). Two tests guard against it: the end's gradient mapping must stay
-below the largest mean gradient drawn at ``x0`` (``above_start``), and when the
+its start). Three tests guard against it: the end's gradient mapping must stay
+below the largest mean gradient drawn at ``x0`` (``above_start``); when the
 segment's noise is more than ``NOISE_GROWTH`` times the start's (at the same
 batch: ``noise_growth``), the end point must be shown better than the start
-(:func:`progress_test`, made by ``logt.minimize`` after the run).
+(:func:`progress_test`); and with the oracle's ``value``, an end point above the
+start's value fails where the start's mean gradient stood out of its noise
+(:func:`start_resolved`). The last two are made by ``logt.minimize`` after the run.
 """
 import math
 
 import numpy as np
 
-__all__ = ["R_MAX", "SOLVED_REL", "START_REL", "ABOVE_START_REMEDY", "above_start_cause", "MIN_PAIRS", "solved_norm", "new_state", "reset", "add_gradient", "add_pair", "mapping_verdict",
-           "NOISE_GROWTH", "needs_progress_test", "progress_test", "progress_cause", "PROGRESS_REMEDY",
-           "start_resolved", "worse_cause"]
+__all__ = ["R_MAX", "SOLVED_REL", "MIN_PAIRS", "solved_norm", "new_state", "reset", "add_gradient", "add_pair",
+           "mapping_verdict", "START_REL", "ABOVE_START_REMEDY", "above_start_cause", "NOISE_GROWTH",
+           "needs_progress_test", "progress_test", "progress_cause", "PROGRESS_REMEDY", "start_resolved",
+           "worse_cause"]
 
 R_MAX = 30.0          # R above this: the end point is not at the noise floor of its own gradients
 SOLVED_REL = 1e-9     # an excess below this fraction of the start's counts as solved, whatever the noise
@@ -93,7 +96,8 @@ START_REL = 1.0       # ||G|| at the end above this times the start's largest me
 MIN_PAIRS = 4         # fewer gradient pairs in the segment: the noise measured at x0 (sigma2 / B) instead
 
 
-def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0, extra_noise=0.0, start_norm=None):
+def mapping_verdict(G, st, *, eta, where, solved, batch_noise=None, shift=0.0, extra_noise=0.0,
+                    start_norm=None):
     """The check's verdict (a JSON-able dict) from the gradient mapping ``G`` at the segment's mean point.
 
     ``ok`` is False when ``R = ||G||^2 m / s > R_MAX`` and ``||G|| > solved``

@@ -268,7 +268,8 @@ def estimate_at_x0(run):
     Lanczos on common-random-number gradient differences (:func:`logt.curvature.estimate_curvature_adaptive`),
     batch ``16, 32, ...`` until two estimates agree within ``EST_AGREE``, at most ``EST_FRAC0 * T``
     oracle calls, all counted in ``run.n_calls``. Returns ``(L, L_raw, details)`` with ``L =
-    min(L_raw, run.L)`` (a given ``L`` caps the estimate). A ``blind`` estimate (every gradient drawn was 0:
+    _cap(L_raw, run.L)`` (a given ``L`` caps the estimate unless the estimate is ``SAMPLED_STIFF`` times above
+    it). A ``blind`` estimate (every gradient drawn was 0:
     samples that carry no gradient) gives ``L = run.L`` when given, else ``L_raw`` and ``run.rescue`` says so
     (the result is then ``success=False``, "unverified").
     """
