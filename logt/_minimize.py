@@ -377,16 +377,14 @@ def _progress_verdict(run, params, x, fun):
         test = _chk.progress_test(run, x, fun)
         verdict = dict(verdict, progress=test)
         if not test["better"]:
-            verdict.update(ok=False, cause=_chk.progress_cause(verdict["check"], test), remedy=_chk.PROGRESS_REMEDY)
+            verdict.update(ok=False, cause=_chk.progress_cause(verdict["check"], test),
+                           remedy=_chk.ABOVE_START_REMEDY)
         params["convergence"] = verdict
-    elif fun is not None and _chk.start_resolved(params):
-        f0 = run.value(run.x0)
-        if f0 is not None and math.isfinite(f0) and fun > f0:
-            test = {"delta": float(fun - f0), "se": 0.0, "samples": 0, "exact": True, "better": False,
-                    "worse": True}
-            verdict = dict(verdict, progress=test, ok=False, cause=_chk.worse_cause(test, params),
-                           remedy=_chk.PROGRESS_REMEDY)
-            params["convergence"] = verdict
+    elif _chk.start_resolved(params):
+        test = _chk.value_difference(run, fun)
+        if test is not None and test["worse"]:
+            params["convergence"] = dict(verdict, progress=test, ok=False, cause=_chk.worse_cause(test, params),
+                                         remedy=_chk.ABOVE_START_REMEDY)
 
 
 def logt_params(L, lam, T, params="theorem1", eta=None, M=None, B1=None, delta=None):

@@ -242,6 +242,11 @@ def auto_eta(L_est):
     return AUTO_ETA_L / L_est
 
 
+def auto_M_exact(L_est, lam):
+    """``AUTO_C / (eta lam) = 2 L_est / lam``: the updates one contracting epoch needs, before rounding."""
+    return AUTO_C / (auto_eta(L_est) * lam)
+
+
 def auto_M(L_est, lam):
     """The auto rule's updates per epoch: ``ceil(AUTO_C / (eta lam)) = ceil(2 L_est / lam)`` (at least 1).
 
@@ -251,7 +256,7 @@ def auto_M(L_est, lam):
     ``AUTO_C = 1``, faster than the doubling batch shrinks the noise (``1/sqrt(2)``),
     so old noise is forgotten. Refused (``ValueError``) beyond ``MAX_M``.
     """
-    M_exact = AUTO_C / (auto_eta(L_est) * lam)
+    M_exact = auto_M_exact(L_est, lam)
     if not math.isfinite(M_exact) or M_exact > MAX_M:
         raise ValueError(f"the estimated condition number L_est/lam = {L_est / lam:.3g} needs "
                          f"M = {M_exact:.3g} updates per epoch (limit {MAX_M:.0e}); check lam")
@@ -276,14 +281,16 @@ def auto_eta_M(L_est, lam, M_cap):
     :func:`auto_M` accepts (``MAX_M``): the capped epochs then report that they cannot contract
     (and the default runs the stages) instead of a ``ValueError``.
     """
-    if AUTO_C / (auto_eta(L_est) * lam) > M_cap:   # capped: no M beyond the cap is formed
-        eta = min(AUTO_C / (M_cap * lam), AUTO_ETA_MAX_L / L_est)
-        return max(eta, auto_eta(L_est)), M_cap
-    M = auto_M(L_est, lam)
-    if M <= M_cap:
-        return auto_eta(L_est), M
+    if _ceil(auto_M_exact(L_est, lam)) <= M_cap:   # uncapped (auto_M's rounding; no M beyond the cap is formed)
+        return auto_eta(L_est), auto_M(L_est, lam)
     eta = min(AUTO_C / (M_cap * lam), AUTO_ETA_MAX_L / L_est)
     return max(eta, auto_eta(L_est)), M_cap
+
+
+def epoch_rho(c):
+    """``((1 - e^-c) / c)^2``: the share of the start's ``F``-excess along the weakest direction left by one epoch
+    with ``M eta lam = c`` (its mean point contracts the distance by ``(1 - e^-c) / c``)."""
+    return (-math.expm1(-c) / c) ** 2
 
 
 def _epoch_c_min():
@@ -292,7 +299,7 @@ def _epoch_c_min():
     lo, hi = 0.1, 2.0
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if (-math.expm1(-mid) / mid) ** 2 <= 0.5:
+        if epoch_rho(mid) <= 0.5:
             hi = mid
         else:
             lo = mid
@@ -306,7 +313,7 @@ def _bias_removed(c):
     """Fraction of the start's ``F``-excess along the weakest direction that one epoch with
     ``M eta lam = c`` removes: ``1 - ((1 - e^-c) / c)^2`` (its mean point contracts the
     distance by ``(1 - e^-c) / c``)."""
-    return 1.0 - (-math.expm1(-c) / c) ** 2
+    return 1.0 - epoch_rho(c)
 
 
 def auto_B1(sigma2, mean_sq, n_samples, M, c=1.0):

@@ -7,8 +7,7 @@ against ``F``'s ``~1``), the same with half the columns duplicated (``"dup"``), 
 density on 2-40 columns (``"sparse01"``: many rows all 0), columns scaled 1e-2..1e2 (``"scaled"``), and logistic
 regression on Gaussian or 0/1 rows (``"logistic"``); ``n`` 500-20,000 rows, ``lam`` log-uniform in ``[1e-4, 1e-1]``
 times ``F``'s smoothness, ``T`` log-uniform in ``[3e3, 1e5]``, a ball or a box, inactive at the optimum or not.
-The reference ``F*`` is L-BFGS-B on the exact objective (the box's bounds; the ball: projected, checked by
-first-order optimality), to a gradient-mapping residual of 1e-9.
+The reference ``F*`` is the bank's FISTA on the exact objective (:func:`logt.bench.bank.fista`).
 
 :func:`stiff_sweep` runs, per problem: the default call ``logt.minimize(oracle, domain, T, lam=lam)`` (``"now"``);
 the same under :func:`previous_rule` (``"before"``: the curvature estimate always capped at the oracle's ``L``,
@@ -79,36 +78,11 @@ def stiff_problem(i, rng):
 
 
 def reference_optimum(oracle, domain, d):
-    """The minimizer of ``oracle.value`` over ``domain`` (None: unconstrained): L-BFGS-B on the exact objective,
-    the box's bounds as bounds; a ball by its secular equation on top (bisection of the multiplier)."""
-    from scipy.optimize import minimize as sp_minimize
-    from logt.domains import Box, EuclideanBall
-
-    def solve(mu, bounds=None):
-        f = (lambda w: oracle.value(w) + 0.5 * mu * float(w @ w))
-        g = (lambda w: oracle.grad(w) + mu * w)
-        r = sp_minimize(f, np.zeros(d), jac=g, method="L-BFGS-B", bounds=bounds,
-                        options={"maxiter": 20000, "gtol": 1e-12, "ftol": 1e-15})
-        return r.x
-    if domain is None:
-        return solve(0.0)
-    if isinstance(domain, Box):
-        lo = np.broadcast_to(domain.lower, (d,)).ravel()
-        hi = np.broadcast_to(domain.upper, (d,)).ravel()
-        return solve(0.0, list(zip(lo, hi)))
-    if isinstance(domain, EuclideanBall):
-        x = solve(0.0)
-        R = float(domain.radius)
-        if np.linalg.norm(x) <= R:
-            return x
-        lo, hi = 0.0, 1.0
-        while np.linalg.norm(solve(hi)) > R:
-            hi *= 4.0
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if np.linalg.norm(solve(mid)) > R else (lo, mid)
-        return solve(hi)
-    raise TypeError(f"no reference for {type(domain).__name__}")
+    """The minimizer of ``oracle.value`` over ``domain`` (None: unconstrained) by the bank's reference solver
+    (:func:`logt.bench.bank.fista`, to a projected-gradient residual of ``1e-10 (1 + ||x||)``)."""
+    from logt.bench.bank import fista
+    project = (lambda v: v) if domain is None else domain.project
+    return fista(oracle.value, oracle.grad, project, np.zeros(d), float(oracle.L))[0]
 
 
 @contextlib.contextmanager

@@ -40,7 +40,6 @@ the curvature estimate ``L_est`` (at most 2% of ``T``) and the gradient noise
 (:func:`logt.methods.logt.auto_estimates`). ``result.method`` names the method
 that ran; ``result.params["chosen_by"]`` says why.
 """
-import math
 
 from logt import params as _params
 from logt.methods._base import Method, Option, probability, register
@@ -68,7 +67,7 @@ def epochs_bias_ratio(c, n_epochs, sigma2, mean_sq, T):
         return 0.0
     if not sigma2 > 0.0:
         return float("inf")
-    rho = (-math.expm1(-c) / c) ** 2
+    rho = _params.epoch_rho(c)
     return rho ** n_epochs * mean_sq * T / (8.0 / 3.0 * sigma2)
 
 

@@ -48,7 +48,7 @@ import numpy as np
 
 __all__ = ["R_MAX", "SOLVED_REL", "MIN_PAIRS", "solved_norm", "new_state", "reset", "add_gradient", "add_pair",
            "mapping_verdict", "START_REL", "ABOVE_START_REMEDY", "above_start_cause", "NOISE_GROWTH",
-           "needs_progress_test", "progress_test", "progress_cause", "PROGRESS_REMEDY", "start_resolved",
+           "needs_progress_test", "progress_test", "value_difference", "progress_cause", "start_resolved",
            "worse_cause"]
 
 R_MAX = 30.0          # R above this: the end point is not at the noise floor of its own gradients
@@ -192,13 +192,10 @@ def progress_test(run, x, fun=None):
     single-sample curvature is ~``d`` times ``L``), steps too long for it leave the iterates far off, and the
     noise there grows with the error: ``R`` stays ``O(1)`` however far off the point is.
 
-    With the oracle's ``value`` (``fun = F(x)`` given) the difference is exact instead (``se`` 0, no draw)."""
-    if fun is not None:
-        f0 = run.value(run.x0)
-        if f0 is not None and math.isfinite(f0):
-            delta = float(fun) - float(f0)
-            return {"delta": delta, "se": 0.0, "samples": 0, "exact": True, "better": delta < 0.0,
-                    "worse": delta > 0.0}
+    With the oracle's ``value`` (``fun = F(x)`` given) the difference is exact instead (:func:`value_difference`)."""
+    exact = value_difference(run, fun)
+    if exact is not None:
+        return exact
     d = x - run.x0
     h = 0.5 / math.sqrt(3.0)
     nodes = [run.x0 + (0.5 - h) * d, run.x0 + (0.5 + h) * d]
@@ -221,7 +218,14 @@ def progress_test(run, x, fun=None):
             "better": bool(delta + PROGRESS_T * se < 0.0), "worse": bool(delta - PROGRESS_T * se > 0.0)}
 
 
-PROGRESS_REMEDY = ABOVE_START_REMEDY
+def value_difference(run, fun):
+    """The progress test's dict for ``F(x) - F(x0)`` from the oracle's ``value`` (``fun = F(x)``; ``se`` 0, no
+    draw), or None without a value."""
+    f0 = run.value(run.x0) if fun is not None else None
+    if f0 is None or not math.isfinite(f0):
+        return None
+    delta = float(fun) - float(f0)
+    return {"delta": delta, "se": 0.0, "samples": 0, "exact": True, "better": delta < 0.0, "worse": delta > 0.0}
 
 
 def progress_cause(chk, test):

@@ -250,7 +250,7 @@ def auto_params(run, est):
            "planned_calls": calls + det["calls"], "planned_projections": proj,
            "contraction": est["c"]}
     if est["c"] < _params.EPOCH_C_MIN:
-        need = math.ceil(_params.AUTO_C / (_params.auto_eta(L) * lam))     # auto_M, without its MAX_M refusal
+        need = math.ceil(_params.auto_M_exact(L, lam))     # auto_M, without its MAX_M refusal
         out["structure"] = {
             "ok": False,
             "cause": (f"the projection cap ({est['proj_frac']:.2%} of T) holds M = {M} below the "
@@ -523,13 +523,13 @@ def _auto_report(run, params, st):
 
 def realized_bias_ratio(params, contractions, T):
     """The worst-case leftover bias over the final noise (:func:`logt.methods.auto.epochs_bias_ratio`) of epochs
-    of contractions ``c_k = M_k eta_k lam``: ``prod_k rho(c_k) mean_sq T / (8/3 sigma2)``, ``rho(c) = ((1 -
-    e^-c) / c)^2``; None without a noise measurement (``sigma2`` or ``mean_sq`` 0, or no epoch)."""
+    of contractions ``c_k = M_k eta_k lam``: ``prod_k rho(c_k) mean_sq T / (8/3 sigma2)``
+    (:func:`logt.params.epoch_rho`); None without a noise measurement (``sigma2`` or ``mean_sq`` 0, or no
+    epoch)."""
     sigma2, mean_sq = params.get("noise_sigma2"), params.get("noise_mean_sq")
     if not contractions or not sigma2 or not mean_sq:
         return None
-    log_rho = sum(2.0 * math.log(-math.expm1(-c) / c) for c in contractions)
-    return math.exp(log_rho) * mean_sq * T / (8.0 / 3.0 * sigma2)
+    return math.prod(_params.epoch_rho(c) for c in contractions) * mean_sq * T / (8.0 / 3.0 * sigma2)
 
 
 STEP_CUT = 2.0          # an epoch's step below the planned one by this factor: cut (retries, a grown curvature)
